@@ -1,0 +1,63 @@
+"""The error hierarchy every pipekit-train failure is reported through.
+
+A user mistake is reported in the user's own terms: the exception names the
+field (``TrainingLoop.batch_size``, ``optimizer_config.lr.decay_steps``, …) and
+says how to fix it. Each class also subclasses the builtin that a caller would
+naturally catch (``ValueError`` for bad values, ``ImportError`` for a missing
+distribution) so generic handlers keep working.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+__all__ = [
+    "PipekitError",
+    "ConfigError",
+    "BackendNotInstalledError",
+    "CheckpointError",
+    "DataError",
+    "TrainingError",
+    "closest",
+]
+
+
+class PipekitError(Exception):
+    """Base class of every error pipekit-train raises on purpose."""
+
+
+class ConfigError(PipekitError, ValueError):
+    """A ``TrainingLoop`` field (or YAML key) has a wrong type, range or value.
+
+    ``field`` holds the dotted name of the offending field when one applies.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class BackendNotInstalledError(PipekitError, ImportError):
+    """The requested backend's distribution is not installed.
+
+    The message carries the exact ``pip install pipekit-train-…`` command.
+    """
+
+
+class CheckpointError(PipekitError):
+    """A checkpoint directory cannot be used: unwritable, incompatible or unreadable."""
+
+
+class DataError(PipekitError, ValueError):
+    """A dataset is malformed: empty, ragged, too small for the batch size, …"""
+
+
+class TrainingError(PipekitError):
+    """Training stopped on a condition the user asked to be fatal (e.g. NaN loss)."""
+
+
+def closest(name: str, valid: Iterable[str]) -> str:
+    """Return a ``" (did you mean 'x'?)"`` hint for ``name`` or an empty string."""
+    match = difflib.get_close_matches(name, list(valid), n=1, cutoff=0.5)
+    return f" (did you mean {match[0]!r}?)" if match else ""
