@@ -1,0 +1,183 @@
+"""pipekit-train sessions: `nox -t ci` runs what CI runs; `nox -l` lists them all."""
+
+# Every session installs from uv.lock (`uv sync --locked`) into its own virtualenv. The
+# per-distribution sessions install *only* that distribution and what it declares, plus the
+# `test` dependency group, so a missing dependency declaration fails in its own session.
+#
+# Install modes, on purpose:
+# - the tests-* sessions install workspace members non-editable (built wheels, as a user gets
+#   them); each member's `[tool.uv] cache-keys` makes uv rebuild when its sources change;
+# - `integration` installs every member editable (the developer's setup), which exercises the
+#   pkgutil.extend_path namespace across several src folders;
+# - `wheels` builds every distribution with --no-sources and installs each wheel with plain pip
+#   into a fresh venv, third-party dependencies from the package index.
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import nox
+
+nox.needs_version = ">=2025.2.9"
+nox.options.default_venv_backend = "uv"
+nox.options.tags = ["ci"]  # a bare `nox` runs what CI runs, like `nox -t ci`
+
+ROOT = Path(__file__).parent
+
+CORE = "pipekit-train-core"
+
+# distribution → (tests folder, import paths it ships)
+DISTRIBUTIONS: dict[str, tuple[str, list[str]]] = {
+    "pipekit-train-core": ("core", ["pipekit_train"]),
+    "pipekit-train-equinox": ("equinox", ["pipekit_train.adapters.equinox"]),
+    "pipekit-train-bayes": ("bayes", ["pipekit_train.adapters.bayes"]),
+    "pipekit-train-numpyro": (
+        "numpyro",
+        ["pipekit_train.adapters.numpyro_svi", "pipekit_train.adapters.numpyro_mcmc"],
+    ),
+    "pipekit-train-blackjax": ("blackjax", ["pipekit_train.adapters.blackjax"]),
+    "pipekit-train-lightning": ("lightning", ["pipekit_train.adapters.lightning"]),
+    "pipekit-train-keras": ("keras", ["pipekit_train.adapters.keras"]),
+}
+
+LINT_PATHS = ["packages", "tests", "examples", "benchmarks", "scripts", "noxfile.py"]
+
+TEST_ENV = {"JAX_PLATFORMS": "cpu"}
+
+
+def _uv_sync(session: nox.Session, *args: str) -> None:
+    """``uv sync --locked`` into this session's virtualenv (exact: nothing else stays in it)."""
+    session.run_install(
+        "uv",
+        "sync",
+        "--locked",
+        *args,
+        env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location},
+        external=True,
+    )
+
+
+def _pytest(session: nox.Session, folder: str) -> None:
+    session.run("pytest", f"tests/{folder}", *session.posargs, env=TEST_ENV)
+
+
+@nox.session(name="tests-core", tags=["ci"])
+def tests_core(session: nox.Session) -> None:
+    """Core alone, no extras: proves ``pipekit_train`` needs nothing beyond pyyaml and tqdm."""
+    _uv_sync(session, "--package", CORE, "--group", "test", "--no-editable")
+    _pytest(session, "core")
+
+
+@nox.session(name="tests-core-jax", tags=["ci"])
+def tests_core_jax(session: nox.Session) -> None:
+    """Core with its ``jax``, ``tensorboard`` and ``mlflow`` extras."""
+    _uv_sync(
+        session,
+        "--package",
+        CORE,
+        "--extra",
+        "jax",
+        "--extra",
+        "tensorboard",
+        "--extra",
+        "mlflow",
+        "--group",
+        "test",
+        "--no-editable",
+    )
+    _pytest(session, "core_jax")
+
+
+def _backend_session(dist: str) -> None:
+    folder = DISTRIBUTIONS[dist][0]
+
+    @nox.session(name=f"tests-{folder}", tags=["ci"])
+    def _session(session: nox.Session) -> None:
+        _uv_sync(session, "--package", dist, "--group", "test", "--no-editable")
+        _pytest(session, folder)
+
+    _session.__doc__ = f"{dist} alone (with what it declares), runs tests/{folder}."
+
+
+for _dist in DISTRIBUTIONS:
+    if _dist != CORE:
+        _backend_session(_dist)
+
+
+@nox.session(tags=["ci"])
+def integration(session: nox.Session) -> None:
+    """Every distribution, editable; ``uv pip check`` enforces the inter-member version ranges."""
+    _uv_sync(session, "--all-packages", "--all-extras", "--group", "test")
+    # uv does not enforce version ranges between workspace members; `uv pip check` does.
+    python = str(Path(session.virtualenv.location) / "bin" / "python")
+    session.run("uv", "pip", "check", "--python", python, external=True)
+    _pytest(session, "integration")
+
+
+@nox.session(tags=["ci"])
+def lint(session: nox.Session) -> None:
+    """ruff check and ruff format --check."""
+    _uv_sync(session, "--only-group", "lint")
+    paths = [p for p in LINT_PATHS if (ROOT / p).exists()]
+    session.run("ruff", "check", *paths, *session.posargs)
+    session.run("ruff", "format", "--check", *paths)
+
+
+@nox.session(tags=["ci"])
+def typecheck(session: nox.Session) -> None:
+    """mypy over core and the equinox backend (from source; see [tool.mypy] in pyproject.toml)."""
+    _uv_sync(
+        session,
+        "--package",
+        "pipekit-train-equinox",
+        "--all-extras",
+        "--group",
+        "typecheck",
+    )
+    session.run(
+        "mypy",
+        "-p",
+        "pipekit_train",
+        "-p",
+        "pipekit_train.adapters.equinox",
+        *session.posargs,
+    )
+
+
+@nox.session(tags=["ci"])
+def wheels(session: nox.Session) -> None:
+    """Build every wheel with --no-sources; install each with pip in a fresh venv and check it."""
+    tmp = Path(session.create_tmp())
+    dist_dir = tmp / "dist"
+    shutil.rmtree(dist_dir, ignore_errors=True)
+    for dist in DISTRIBUTIONS:
+        session.run(
+            "uv",
+            "build",
+            "--package",
+            dist,
+            "--no-sources",
+            "--out-dir",
+            str(dist_dir),
+            external=True,
+        )
+    session.run(
+        "python",
+        "scripts/check_wheels.py",
+        "--dist",
+        str(dist_dir),
+        "--work",
+        str(tmp / "venvs"),
+        *session.posargs,
+        env=TEST_ENV,
+    )
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks against scikit-learn and Keras (JAX backend); everything installed."""
+    _uv_sync(session, "--all-packages", "--all-extras", "--group", "bench", "--no-editable")
+    env = {**TEST_ENV, "KERAS_BACKEND": os.environ.get("KERAS_BACKEND", "jax")}
+    session.run("python", "benchmarks/run.py", *session.posargs, env=env)

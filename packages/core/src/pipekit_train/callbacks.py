@@ -1,0 +1,313 @@
+"""Callbacks: user code run by the driver at host events.
+
+The driver calls hooks in a fixed order at each host event (see
+``docs/architecture.md``): ``on_step_end`` → ``on_eval_end`` →
+``on_checkpoint``; callbacks in ``TrainingLoop.callbacks`` order, with the
+loop's ``metric_writer`` (wrapped as ``LogToExperiment``) first.
+
+``on_step_end`` runs at every host event, not after every single step: when
+several steps are fused into one compiled call, ``state.window`` holds the
+per-step values of every metric since the previous event so nothing is missed.
+A callback that needs to run at a fixed cadence sets ``every_n_steps``; the
+driver then places a host event at each multiple of it.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .errors import ConfigError, TrainingError
+
+if TYPE_CHECKING:
+    from .carry import TrainerCarryState
+    from .loop import TrainingLoop
+    from .writers import MetricWriter
+
+__all__ = [
+    "Callback",
+    "Checkpoint",
+    "LogToExperiment",
+    "EarlyStopping",
+    "TerminateOnNaN",
+    "ProgressBar",
+    "BUILTIN_CALLBACKS",
+]
+
+
+class Callback:
+    """Base class; override any subset of the hooks.
+
+    ``state_dict`` / ``load_state_dict`` let a callback keep state across a
+    resume: the driver stores it in the checkpoint's metadata.
+    """
+
+    every_n_steps: int | None = None
+
+    def on_run_start(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+        """Called once, after resume, before the first step."""
+
+    def on_step_end(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+        """Called at every host event with ``state.metrics`` / ``state.window`` fresh."""
+
+    def on_eval_end(
+        self, loop: TrainingLoop, state: TrainerCarryState, metrics: dict[str, float]
+    ) -> None:
+        """Called after each evaluation with the ``val_``-prefixed metrics."""
+
+    def on_checkpoint(self, loop: TrainingLoop, state: TrainerCarryState, step: int) -> None:
+        """Called after a checkpoint of ``step`` has been handed to the writer."""
+
+    def on_run_end(
+        self, loop: TrainingLoop, state: TrainerCarryState, info: dict[str, Any]
+    ) -> None:
+        """Called once when the run ends normally (also after an early stop)."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """JSON-able state to checkpoint; empty by default."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what ``state_dict`` returned."""
+
+    # Serialisation used by TrainingLoop.to_yaml for the built-ins.
+    def to_config(self) -> dict[str, Any]:
+        raise ConfigError(
+            f"callback {type(self).__name__} cannot be written to YAML; give it as "
+            "'module:Factory' in the YAML file instead",
+            field="callbacks",
+        )
+
+
+def _positive_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"{name} must be a positive integer, got {value!r}", field=name)
+    return value
+
+
+@dataclass
+class Checkpoint(Callback):
+    """Save a checkpoint every ``every_n_steps`` steps, keeping the last ``keep_last``.
+
+    Needs ``TrainingLoop.checkpoint_dir``. The final step and a SIGTERM stop are
+    always checkpointed as well.
+    """
+
+    every_n_steps: int = 500  # type: ignore[assignment]
+    keep_last: int | None = 3
+
+    def __post_init__(self) -> None:
+        _positive_int(self.every_n_steps, "Checkpoint.every_n_steps")
+        if self.keep_last is not None:
+            _positive_int(self.keep_last, "Checkpoint.keep_last")
+
+    def to_config(self) -> dict[str, Any]:
+        return {"Checkpoint": {"every_n_steps": self.every_n_steps, "keep_last": self.keep_last}}
+
+
+class LogToExperiment(Callback):
+    """Send training metrics (at log steps) and eval metrics to a ``MetricWriter``."""
+
+    def __init__(self, writer: MetricWriter) -> None:
+        for method in ("write", "flush", "close"):
+            if not callable(getattr(writer, method, None)):
+                raise ConfigError(
+                    f"LogToExperiment.writer must have a {method}() method "
+                    "(see pipekit_train.MetricWriter)",
+                    field="LogToExperiment.writer",
+                )
+        self.writer = writer
+        self._last_written = -1
+
+    def on_step_end(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+        if state.step % loop.log_every_n_steps == 0 or state.step == loop.max_steps:
+            if state.step != self._last_written and state.window_steps:
+                train = {k: float(v[-1]) for k, v in state.window.items()}
+                self.writer.write(state.step, train)
+                self._last_written = state.step
+
+    def on_eval_end(
+        self, loop: TrainingLoop, state: TrainerCarryState, metrics: dict[str, float]
+    ) -> None:
+        self.writer.write(state.step, metrics)
+
+    def on_run_end(
+        self, loop: TrainingLoop, state: TrainerCarryState, info: dict[str, Any]
+    ) -> None:
+        self.writer.flush()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LogToExperiment) and other.writer is self.writer
+
+
+@dataclass
+class EarlyStopping(Callback):
+    """Stop when ``monitor`` has not improved by ``min_delta`` for ``patience`` checks.
+
+    The run stops at the ``patience``-th consecutive check without improvement
+    (Lightning's and Keras' meaning; ``patience=0`` stops at the first one).
+
+    A ``val_``-prefixed monitor is checked after each evaluation, any other after
+    each log step. Best value and wait counter survive a resume.
+    """
+
+    monitor: str = "val_loss"
+    patience: int = 5
+    mode: str = "min"
+    min_delta: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.monitor, str) or not self.monitor:
+            raise ConfigError(
+                "EarlyStopping.monitor must be a metric name", field="EarlyStopping.monitor"
+            )
+        if isinstance(self.patience, bool) or not isinstance(self.patience, int) or (
+            self.patience < 0
+        ):
+            raise ConfigError(
+                f"EarlyStopping.patience must be an integer >= 0, got {self.patience!r}",
+                field="EarlyStopping.patience",
+            )
+        if self.mode not in ("min", "max"):
+            raise ConfigError(
+                f"EarlyStopping.mode must be 'min' or 'max', got {self.mode!r}",
+                field="EarlyStopping.mode",
+            )
+        if (
+            isinstance(self.min_delta, bool)
+            or not isinstance(self.min_delta, (int, float))
+            or not math.isfinite(self.min_delta)
+            or self.min_delta < 0
+        ):
+            raise ConfigError(
+                f"EarlyStopping.min_delta must be a finite number >= 0, got {self.min_delta!r}",
+                field="EarlyStopping.min_delta",
+            )
+        self._best: float | None = None
+        self._wait = 0
+        self.stopped_at: int | None = None
+
+    def _check(self, state: TrainerCarryState, value: float) -> None:
+        better = (
+            self._best is None
+            or (self.mode == "min" and value < self._best - self.min_delta)
+            or (self.mode == "max" and value > self._best + self.min_delta)
+        )
+        if better:
+            self._best, self._wait = value, 0
+        else:
+            self._wait += 1
+        state.best[self.monitor] = self._best
+        # As in Lightning and Keras: stop at the ``patience``-th check in a row without
+        # improvement (``patience=0``: at the first one); an improving check never stops.
+        if not better and self._wait >= self.patience:
+            state.should_stop = True
+            state.stop_reason = (
+                f"EarlyStopping: {self.monitor} did not improve for {self._wait} checks"
+            )
+            self.stopped_at = state.step
+
+    def on_step_end(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+        if not self.monitor.startswith("val_") and state.step % loop.log_every_n_steps == 0:
+            if self.monitor in state.window:
+                self._check(state, float(state.window[self.monitor][-1]))
+
+    def on_eval_end(
+        self, loop: TrainingLoop, state: TrainerCarryState, metrics: dict[str, float]
+    ) -> None:
+        if self.monitor in metrics:
+            self._check(state, float(metrics[self.monitor]))
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"best": self._best, "wait": self._wait}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self._best, self._wait = state.get("best"), int(state.get("wait", 0))
+
+    def to_config(self) -> dict[str, Any]:
+        return {
+            "EarlyStopping": {
+                "monitor": self.monitor,
+                "patience": self.patience,
+                "mode": self.mode,
+                "min_delta": self.min_delta,
+            }
+        }
+
+
+@dataclass
+class TerminateOnNaN(Callback):
+    """Abort with ``TrainingError`` as soon as ``monitor`` is NaN or infinite.
+
+    Every step is checked (through ``state.window``), so the error names the
+    first bad step even when steps are fused. The state after that step is not
+    checkpointed: the last good checkpoint stays the newest on disk.
+    """
+
+    monitor: str = "loss"
+
+    def on_step_end(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+        values = state.window.get(self.monitor)
+        if values is None:
+            return
+        for step, value in zip(state.window_steps, values, strict=False):
+            if not math.isfinite(float(value)):
+                raise TrainingError(
+                    f"TerminateOnNaN: {self.monitor} became {float(value)} at step {step}; "
+                    "training stopped and no checkpoint of the bad state was written. "
+                    "Lower optimizer_config.lr, add optimizer_config.clip_norm, or check "
+                    "the data for NaN/inf values."
+                )
+
+    def to_config(self) -> dict[str, Any]:
+        return {"TerminateOnNaN": {"monitor": self.monitor}}
+
+
+@dataclass
+class ProgressBar(Callback):
+    """A tqdm progress bar over ``max_steps`` that shows the latest metrics."""
+
+    leave: bool = True
+    _bar: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def on_run_start(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+        from tqdm.auto import tqdm
+
+        self._bar = tqdm(
+            total=loop.max_steps,
+            initial=state.step,
+            desc=f"train[{loop.backend}]",
+            leave=self.leave,
+            file=sys.stderr,
+            dynamic_ncols=True,
+        )
+
+    def on_step_end(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+        if self._bar is None:
+            return
+        self._bar.update(state.step - self._bar.n)
+        shown = {k: v for k, v in state.metrics.items() if isinstance(v, float)}
+        if shown:
+            self._bar.set_postfix({k: f"{v:.4g}" for k, v in list(shown.items())[:4]})
+
+    def on_run_end(
+        self, loop: TrainingLoop, state: TrainerCarryState, info: dict[str, Any]
+    ) -> None:
+        if self._bar is not None:
+            self._bar.update(state.step - self._bar.n)
+            self._bar.close()
+            self._bar = None
+
+    def to_config(self) -> dict[str, Any]:
+        return {"ProgressBar": {"leave": self.leave}}
+
+
+BUILTIN_CALLBACKS: dict[str, type[Callback]] = {
+    "Checkpoint": Checkpoint,
+    "EarlyStopping": EarlyStopping,
+    "TerminateOnNaN": TerminateOnNaN,
+    "ProgressBar": ProgressBar,
+}
+"""Callbacks that YAML may name directly (``{"EarlyStopping": {...}}``)."""

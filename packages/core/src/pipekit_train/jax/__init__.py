@@ -1,0 +1,41 @@
+"""JAX helpers behind core's ``[jax]`` extra (``pip install 'pipekit-train-core[jax]'``).
+
+Importing this package imports nothing from JAX; each name below is loaded
+from its submodule on first access:
+
+- ``JaxModelOp`` (``.ops``) — the Operator over an Equinox module;
+- ``resolve_optimizer``, ``current_learning_rate``, ``validate_optimizer_config``
+  (``.optim``) — ``optimizer_config`` → optax;
+- ``resolve_loss``, ``check_scalar_loss``, ``is_classification`` (``.losses``) —
+  the JAX implementations of the loss names.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY: dict[str, str] = {
+    "JaxModelOp": "ops",
+    "resolve_optimizer": "optim",
+    "current_learning_rate": "optim",
+    "validate_optimizer_config": "optim",
+    "resolve_loss": "losses",
+    "check_scalar_loss": "losses",
+    "is_classification": "losses",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    submodule = _LAZY.get(name)
+    if submodule is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{submodule}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

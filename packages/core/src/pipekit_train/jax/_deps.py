@@ -1,0 +1,48 @@
+"""Friendly errors for the optional dependencies of core's ``[jax]`` extra.
+
+Modules under ``pipekit_train.jax`` import jax and optax at module level and turn an
+``ImportError`` into :func:`missing_jax_extra`, so a JAX-free install gets one clear
+:class:`~pipekit_train.errors.BackendNotInstalledError` with the ``pip install``
+command instead of a bare ``ModuleNotFoundError``. Equinox is not part of the
+extra (it belongs to ``pipekit-train-equinox``); :func:`require_equinox` is
+called lazily by the code that needs it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from pipekit_train.errors import BackendNotInstalledError
+
+JAX_EXTRA_INSTALL = "pip install 'pipekit-train-core[jax]'"
+EQUINOX_INSTALL = "pip install pipekit-train-equinox"
+
+
+def missing_jax_extra(exc: ImportError) -> BackendNotInstalledError:
+    """The error to raise when importing jax/optax for a ``pipekit_train.jax`` module fails."""
+    missing = getattr(exc, "name", None) or str(exc)
+    return BackendNotInstalledError(
+        f"pipekit_train.jax needs {missing!r}, which is not installed "
+        f"({type(exc).__name__}: {exc}). Install core's JAX extra: {JAX_EXTRA_INSTALL}"
+    )
+
+
+def require_jax_extra(module: str) -> ModuleType:
+    """Import ``module`` (``"jax"``, ``"optax"``, …) or explain how to install it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise missing_jax_extra(exc) from exc
+
+
+def require_equinox() -> ModuleType:
+    """Import equinox or explain that it comes with ``pipekit-train-equinox``."""
+    try:
+        return importlib.import_module("equinox")
+    except ImportError as exc:
+        raise BackendNotInstalledError(
+            f"JaxModelOp wraps Equinox modules, and equinox is not installed "
+            f"({type(exc).__name__}: {exc}). It comes with the Equinox backend: "
+            f"{EQUINOX_INSTALL}"
+        ) from exc

@@ -1,0 +1,394 @@
+"""``JaxModelOp``: the Operator over an Equinox module.
+
+Equinox is not a dependency of core (it comes with ``pipekit-train-equinox``);
+it is imported when a ``JaxModelOp`` is created, and a missing install is
+reported as :class:`~pipekit_train.errors.BackendNotInstalledError` naming the
+``pip install`` command.
+
+Saved layout (a directory)::
+
+    weights.eqx   the module's array leaves, eqx.tree_serialise_leaves (.npy records)
+    op.json       format version, op class, factory + kwargs, leaf summary, versions
+
+Nothing is pickled. Loading needs the module's *structure* (an Equinox module
+is code plus arrays; only the arrays are on disk), supplied one of two ways:
+
+1. ``JaxModelOp.load(path, like=skeleton)`` where ``skeleton`` is a module of
+   the same structure (its values are ignored) or a zero-argument callable that
+   returns one, e.g. ``like=lambda: MLP(64, 10, 256, 2, key=jax.random.key(0))``;
+2. the op was created as ``JaxModelOp(module, factory="pkg.mod:make_model",
+   factory_kwargs={...})``; ``op.json`` records the import string and the JSON
+   kwargs, and ``JaxModelOp.load(path)`` imports ``pkg.mod``, calls
+   ``make_model(**kwargs)`` and fills the result with the saved weights. That is
+   code the user named, imported by name — not unpickled. The factory must build
+   its own PRNG key (e.g. from a ``seed`` kwarg) since keys are not JSON.
+
+The shapes and dtypes of the skeleton's leaves are compared with the summary in
+``op.json`` first; a mismatch raises :class:`~pipekit_train.errors.CheckpointError`
+naming the first differing leaf path.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pipekit_train.errors import CheckpointError, ConfigError, DataError, PipekitError
+from pipekit_train.jax._deps import missing_jax_extra, require_equinox
+
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError as _exc:  # pragma: no cover - exercised in a subprocess test
+    raise missing_jax_extra(_exc) from _exc
+
+__all__ = ["JaxModelOp"]
+
+FORMAT_VERSION = 1
+WEIGHTS_FILE = "weights.eqx"
+META_FILE = "op.json"
+
+_FACTORY_RE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
+
+_BATCHED_APPLY: Any = None
+
+
+def _batched_apply() -> Any:
+    """``eqx.filter_jit(lambda m, x: jax.vmap(m)(x))``, built once per process.
+
+    ``filter_jit`` keys its cache on the module's structure and the input
+    shapes/dtypes, so each op compiles once per input signature.
+    """
+    global _BATCHED_APPLY
+    if _BATCHED_APPLY is None:
+        eqx = require_equinox()
+
+        def apply(module: Any, inputs: Any) -> Any:
+            return jax.vmap(module)(inputs)
+
+        _BATCHED_APPLY = eqx.filter_jit(apply)
+    return _BATCHED_APPLY
+
+
+def _distribution_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _leaf_summary(tree: Any) -> list[dict[str, Any]]:
+    """Path, shape and dtype of every leaf that ``tree_serialise_leaves`` writes."""
+    eqx = require_equinox()
+    out: list[dict[str, Any]] = []
+    for key_path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
+        path = jax.tree_util.keystr(key_path)
+        if isinstance(leaf, (jax.Array, np.ndarray, jax.ShapeDtypeStruct)):
+            out.append({"path": path, "shape": list(leaf.shape), "dtype": str(leaf.dtype)})
+        elif eqx.is_array_like(leaf):  # Python / NumPy scalars are serialised too
+            out.append({"path": path, "scalar": type(leaf).__name__})
+    return out
+
+
+def _describe_leaf(entry: dict[str, Any]) -> str:
+    if "shape" in entry:
+        return f"shape {tuple(entry['shape'])} {entry['dtype']}"
+    return f"scalar {entry.get('scalar')}"
+
+
+def _check_factory(factory: Any, factory_kwargs: Any) -> dict[str, Any] | None:
+    if factory is None:
+        if factory_kwargs:
+            raise ConfigError(
+                "JaxModelOp: factory_kwargs given without factory; pass "
+                "factory='pkg.module:function' as well",
+                field="JaxModelOp.factory",
+            )
+        return None
+    if not isinstance(factory, str) or not _FACTORY_RE.match(factory):
+        raise ConfigError(
+            f"JaxModelOp: factory must be an import string 'pkg.module:function', got {factory!r}",
+            field="JaxModelOp.factory",
+        )
+    kwargs = {} if factory_kwargs is None else factory_kwargs
+    if not isinstance(kwargs, dict) or not all(isinstance(k, str) for k in kwargs):
+        raise ConfigError(
+            f"JaxModelOp: factory_kwargs must be a dict with string keys, got {kwargs!r}",
+            field="JaxModelOp.factory_kwargs",
+        )
+    try:
+        json.dumps(kwargs, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(
+            f"JaxModelOp: factory_kwargs must be JSON-serialisable (numbers, strings, "
+            f"bools, None, lists, dicts) because they are written to {META_FILE}: {exc}",
+            field="JaxModelOp.factory_kwargs",
+        ) from exc
+    return dict(kwargs)
+
+
+def _import_factory(spec: str, path: Path) -> Any:
+    module_name, _, attr_path = spec.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for attr in attr_path.split("."):
+            obj = getattr(obj, attr)
+    except (ImportError, AttributeError) as exc:
+        raise CheckpointError(
+            f"{path}: the recorded factory {spec!r} cannot be imported "
+            f"({type(exc).__name__}: {exc}). Make it importable, or pass the structure "
+            f"yourself: JaxModelOp.load(path, like=<module or zero-arg callable>)"
+        ) from exc
+    if not callable(obj):
+        raise CheckpointError(f"{path}: the recorded factory {spec!r} is not callable")
+    return obj
+
+
+class JaxModelOp:
+    """An Operator over an Equinox module (see the module docstring).
+
+    ``JaxModelOp(module, factory=None, factory_kwargs=None)``; ``op.module`` is
+    the wrapped ``eqx.Module``. ``op(inputs)`` maps the module over the leading
+    (batch) axis of ``inputs`` — a NumPy/JAX array or a pytree of them — under
+    ``jax.vmap`` in a jit-compiled function that is cached per input shape. It
+    calls the module as ``module(x)`` in inference mode
+    (``eqx.nn.inference_mode``: dropout off, batch-norm statistics frozen).
+    """
+
+    def __init__(
+        self,
+        module: Any,
+        *,
+        factory: str | None = None,
+        factory_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        eqx = require_equinox()
+        if not isinstance(module, eqx.Module):
+            raise ConfigError(
+                f"JaxModelOp wraps an equinox.Module, got {type(module).__module__}."
+                f"{type(module).__qualname__}",
+                field="JaxModelOp.module",
+            )
+        self._module = module
+        self._factory_kwargs = _check_factory(factory, factory_kwargs)
+        self._factory = factory
+        self._inference_module: Any = None
+
+    # ------------------------------------------------------------------ accessors
+
+    @property
+    def module(self) -> Any:
+        """The wrapped ``eqx.Module`` (as trained: inference flags untouched)."""
+        return self._module
+
+    @property
+    def factory(self) -> str | None:
+        """The ``"pkg.module:function"`` import string that builds the skeleton, if any."""
+        return self._factory
+
+    @property
+    def factory_kwargs(self) -> dict[str, Any] | None:
+        """The JSON keyword arguments for :attr:`factory` (a copy), if any."""
+        return None if self._factory_kwargs is None else dict(self._factory_kwargs)
+
+    def with_module(self, module: Any) -> JaxModelOp:
+        """A new op of the same class over ``module``, keeping the factory record."""
+        return type(self)(module, factory=self._factory, factory_kwargs=self._factory_kwargs)
+
+    def __repr__(self) -> str:
+        extra = f", factory={self._factory!r}" if self._factory else ""
+        return f"{type(self).__name__}({type(self._module).__name__}{extra})"
+
+    # ------------------------------------------------------------------ calling
+
+    def __call__(self, inputs: Any) -> Any:
+        """Apply the module to each example of the batch ``inputs``."""
+        eqx = require_equinox()
+        if self._inference_module is None:
+            self._inference_module = eqx.nn.inference_mode(self._module, True)
+        batch = jax.tree_util.tree_map(jnp.asarray, inputs)
+        leaves = jax.tree_util.tree_leaves(batch)
+        if not leaves or any(leaf.ndim == 0 for leaf in leaves):
+            raise DataError(
+                "JaxModelOp expects a batch: arrays with a leading batch axis, got "
+                f"{[tuple(leaf.shape) for leaf in leaves]}"
+            )
+        sizes = {leaf.shape[0] for leaf in leaves}
+        if len(sizes) > 1:
+            raise DataError(f"JaxModelOp: input arrays disagree on the batch size: {sorted(sizes)}")
+        try:
+            return _batched_apply()(self._inference_module, batch)
+        except PipekitError:
+            raise
+        except (TypeError, ValueError) as exc:
+            shapes = [f"{tuple(leaf.shape)} {leaf.dtype}" for leaf in leaves]
+            raise DataError(
+                f"JaxModelOp: {type(self._module).__name__} could not be applied to inputs "
+                f"{shapes} (vmapped over the leading axis): {type(exc).__name__}: {exc}"
+            ) from exc
+
+    # ------------------------------------------------------------------ save / load
+
+    def _metadata(self) -> dict[str, Any]:
+        cls = type(self)
+        mod_cls = type(self._module)
+        return {
+            "format_version": FORMAT_VERSION,
+            "op_class": f"{cls.__module__}:{cls.__qualname__}",
+            "module_class": f"{mod_cls.__module__}:{mod_cls.__qualname__}",
+            "factory": self._factory,
+            "factory_kwargs": self._factory_kwargs,
+            "leaves": _leaf_summary(self._module),
+            "pipekit_version": _distribution_version("pipekit-train-core"),
+            "versions": {
+                "pipekit-train-core": _distribution_version("pipekit-train-core"),
+                "jax": _distribution_version("jax"),
+                "equinox": _distribution_version("equinox"),
+            },
+        }
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write ``weights.eqx`` and ``op.json`` into the directory ``path``.
+
+        Each file is written beside its final name and renamed into place, the
+        weights first, so ``op.json`` only ever describes complete weights.
+        """
+        eqx = require_equinox()
+        directory = Path(path)
+        if directory.exists() and not directory.is_dir():
+            raise CheckpointError(f"JaxModelOp.save: {directory} exists and is not a directory")
+        meta = self._metadata()
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            weights_tmp = directory / f"{WEIGHTS_FILE}.tmp"
+            meta_tmp = directory / f"{META_FILE}.tmp"
+            with open(weights_tmp, "wb") as f:
+                eqx.tree_serialise_leaves(f, self._module)
+            with open(meta_tmp, "w", encoding="utf-8") as f:
+                json.dump(meta, f, indent=2, sort_keys=True)
+                f.write("\n")
+            os.replace(weights_tmp, directory / WEIGHTS_FILE)
+            os.replace(meta_tmp, directory / META_FILE)
+        except OSError as exc:
+            raise CheckpointError(
+                f"JaxModelOp.save: cannot write to {directory}: {exc.strerror or exc}"
+            ) from exc
+
+    @classmethod
+    def _read_metadata(cls, directory: Path) -> dict[str, Any]:
+        meta_path = directory / META_FILE
+        if not meta_path.is_file() or not (directory / WEIGHTS_FILE).is_file():
+            raise CheckpointError(
+                f"{directory} is not a saved JaxModelOp: expected {META_FILE} and "
+                f"{WEIGHTS_FILE} in it"
+            )
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise CheckpointError(f"{meta_path} cannot be read: {exc}") from exc
+        if not isinstance(meta, dict) or not isinstance(meta.get("leaves"), list):
+            raise CheckpointError(f"{meta_path} is not a JaxModelOp description")
+        version = meta.get("format_version")
+        if not isinstance(version, int) or version > FORMAT_VERSION:
+            raise CheckpointError(
+                f"{meta_path} has format_version {version!r}; this pipekit-train reads "
+                f"format {FORMAT_VERSION} and older: upgrade pipekit-train-core"
+            )
+        return meta
+
+    @classmethod
+    def _skeleton(cls, like: Any, meta: dict[str, Any], directory: Path) -> Any:
+        eqx = require_equinox()
+
+        def unwrap(obj: Any, what: str) -> Any:
+            if isinstance(obj, JaxModelOp):
+                return obj.module
+            if isinstance(obj, eqx.Module):
+                return obj
+            raise ConfigError(
+                f"JaxModelOp.load: {what} must be an equinox.Module (or a JaxModelOp), got "
+                f"{type(obj).__module__}.{type(obj).__qualname__}",
+                field="like",
+            )
+
+        if like is not None:
+            if isinstance(like, (eqx.Module, JaxModelOp)):
+                return unwrap(like, "like")
+            if callable(like):
+                return unwrap(like(), "like() (the skeleton factory you passed)")
+            return unwrap(like, "like")
+        factory = meta.get("factory")
+        if factory:
+            fn = _import_factory(factory, directory)
+            kwargs = meta.get("factory_kwargs") or {}
+            try:
+                built = fn(**kwargs)
+            except Exception as exc:  # noqa: BLE001 - user code, reported with context
+                raise CheckpointError(
+                    f"{directory}: the recorded factory {factory}(**{kwargs!r}) failed: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
+            return unwrap(built, f"the recorded factory {factory!r}'s result")
+        raise ConfigError(
+            f"JaxModelOp.load({str(directory)!r}) needs the module's structure, and this "
+            f"save records no factory. Either pass it: JaxModelOp.load(path, like=skeleton) "
+            f"with an equinox.Module of the same structure or a zero-argument callable "
+            f"returning one; or create the op as JaxModelOp(module, "
+            f"factory='pkg.module:function', factory_kwargs={{...}}) before saving, so that "
+            f"load(path) can rebuild it.",
+            field="like",
+        )
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], like: Any = None) -> JaxModelOp:
+        """Rebuild an op written by :meth:`save` (structure from ``like`` or the factory)."""
+        eqx = require_equinox()
+        directory = Path(path)
+        meta = cls._read_metadata(directory)
+        skeleton = cls._skeleton(like, meta, directory)
+
+        saved = meta["leaves"]
+        current = _leaf_summary(skeleton)
+        for old, new in zip(saved, current, strict=False):
+            if old != new:
+                where = (
+                    old.get("path")
+                    if old.get("path") == new.get("path")
+                    else f"{old.get('path')} (the skeleton has {new.get('path')} there)"
+                )
+                raise CheckpointError(
+                    f"{directory}: the module structure given to load does not match the "
+                    f"saved weights; first differing leaf {where}: saved "
+                    f"{_describe_leaf(old)}, skeleton {_describe_leaf(new)}"
+                )
+        if len(saved) != len(current):
+            longer, label = (
+                (saved, "saved weights")
+                if len(saved) > len(current)
+                else (
+                    current,
+                    "skeleton",
+                )
+            )
+            extra = longer[min(len(saved), len(current))]
+            raise CheckpointError(
+                f"{directory}: the module structure given to load does not match the saved "
+                f"weights: {len(saved)} saved leaves, {len(current)} in the skeleton; first "
+                f"differing leaf {extra.get('path')} (only in the {label})"
+            )
+        try:
+            with open(directory / WEIGHTS_FILE, "rb") as f:
+                module = eqx.tree_deserialise_leaves(f, skeleton)
+        except Exception as exc:  # noqa: BLE001 - truncated or corrupted file
+            raise CheckpointError(
+                f"{directory / WEIGHTS_FILE} cannot be read into the module: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        return cls(module, factory=meta.get("factory"), factory_kwargs=meta.get("factory_kwargs"))

@@ -1,0 +1,190 @@
+"""``optimizer_config`` → optax, with the live learning rate readable for logging.
+
+The vocabulary (optimiser names, schedules, ``clip_norm``, ``weight_decay``) and
+its validation live in the JAX-free module :mod:`pipekit_train._optim_spec`; see
+its docstring for the config format. This module builds the transformation::
+
+    optax.chain(
+        optax.clip_by_global_norm(clip_norm),        # if clip_norm is set
+        optax.add_decayed_weights(weight_decay),     # if weight_decay is set and the
+                                                     # optimiser has no own argument
+        optax.inject_hyperparams(optax.<name>)(learning_rate=<float or schedule>, **kwargs),
+    )
+
+(with a single element, the bare injected optimiser is returned). Because the
+optimiser is wrapped in :func:`optax.inject_hyperparams`, its hyper-parameters
+live in the optimiser state; :func:`current_learning_rate` reads the learning
+rate out of it. After ``k`` updates that is ``schedule(k - 1)``, the rate the
+latest update used (``schedule(0)`` right after ``init``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pipekit_train._optim_spec import (
+    NATIVE_WEIGHT_DECAY,
+    ROOT,
+    SCHEDULES,
+    OptimizerSpec,
+    parse_optimizer_config,
+    validate_optimizer_config,
+)
+from pipekit_train.errors import ConfigError, closest
+from pipekit_train.jax._deps import missing_jax_extra
+
+try:
+    import jax
+    import jax.numpy as jnp
+    import optax
+except ImportError as _exc:  # pragma: no cover - exercised in a subprocess test
+    raise missing_jax_extra(_exc) from _exc
+
+__all__ = [
+    "validate_optimizer_config",
+    "resolve_optimizer",
+    "resolve_schedule",
+    "current_learning_rate",
+]
+
+_INJECT_STATES: tuple[type, ...] = tuple(
+    cls
+    for cls in (
+        getattr(optax, "InjectStatefulHyperparamsState", None),
+        getattr(optax, "InjectHyperparamsState", None),
+    )
+    if cls is not None
+)
+
+
+def resolve_schedule(lr: float | Mapping[str, Any], *, max_steps: int) -> Any:
+    """Turn a validated ``lr`` (number or schedule dict) into a float or optax schedule."""
+    if not isinstance(lr, Mapping):
+        return float(lr)
+    fields = dict(lr)
+    spec = SCHEDULES[fields.pop("schedule")]
+    if spec.max_steps_default and spec.max_steps_default not in fields:
+        fields[spec.max_steps_default] = max_steps
+    return getattr(optax, spec.optax_fn)(**fields)
+
+
+def _static_args(signature: inspect.Signature) -> set[str]:
+    """Parameters ``inject_hyperparams`` must not turn into array hyper-parameters.
+
+    It treats every callable as a schedule and every int as a traced array, which
+    breaks dtype arguments (``dtype_momentum=jnp.float32`` is callable), masks and
+    integer settings used in Python control flow (adafactor's
+    ``min_dim_size_to_factor``).
+    """
+    static = set()
+    for pname, param in signature.parameters.items():
+        if pname == "learning_rate":
+            continue
+        default = param.default
+        if (
+            "dtype" in pname
+            or "mask" in pname
+            or (default is not inspect.Parameter.empty and callable(default))
+            or (isinstance(default, int) and not isinstance(default, bool))
+        ):
+            static.add(pname)
+    return static
+
+
+def _check_kwargs(spec: OptimizerSpec, signature: inspect.Signature) -> None:
+    accepted = [
+        p.name
+        for p in signature.parameters.values()
+        if p.name != "learning_rate"
+        and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    ]
+    for key in spec.kwargs:
+        if key not in accepted:
+            pool = accepted + ["lr", "clip_norm", "weight_decay"]
+            raise ConfigError(
+                f"{ROOT}.{key}: optax.{spec.name} has no argument {key!r}{closest(key, pool)}; "
+                f"it accepts: {', '.join(accepted) or 'nothing beyond lr'} "
+                f"(plus pipekit's lr, clip_norm, weight_decay)",
+                field=f"{ROOT}.{key}",
+            )
+
+
+def resolve_optimizer(config: Mapping[str, Any], *, max_steps: int) -> Any:
+    """Build the optax ``GradientTransformation`` that ``config`` describes.
+
+    Raises :class:`ConfigError` (field named) for everything
+    :func:`validate_optimizer_config` rejects, for keyword arguments the optax
+    function does not take, and for values it refuses. No compilation happens:
+    the transformation is probed with ``jax.eval_shape`` on a tiny parameter tree.
+    """
+    spec = parse_optimizer_config(config, max_steps=max_steps)
+    fn: Callable[..., Any] = getattr(optax, spec.name)
+    signature = inspect.signature(fn)
+    _check_kwargs(spec, signature)
+
+    kwargs = dict(spec.kwargs)
+    decay: Any = None
+    if spec.weight_decay is not None:
+        native = NATIVE_WEIGHT_DECAY.get(spec.name)
+        if native is not None and native in signature.parameters:
+            kwargs[native] = spec.weight_decay
+        else:
+            decay = optax.add_decayed_weights(spec.weight_decay)
+
+    schedule = resolve_schedule(spec.lr, max_steps=max_steps)
+    try:
+        inner = optax.inject_hyperparams(fn, static_args=_static_args(signature))(
+            learning_rate=schedule, **kwargs
+        )
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(
+            f"{ROOT}: optax.{spec.name} rejected the config: {type(exc).__name__}: {exc}",
+            field=ROOT,
+        ) from exc
+
+    parts = []
+    if spec.clip_norm is not None:
+        parts.append(optax.clip_by_global_norm(spec.clip_norm))
+    if decay is not None:
+        parts.append(decay)
+    parts.append(inner)
+    transform = parts[0] if len(parts) == 1 else optax.chain(*parts)
+    _probe(transform, spec)
+    return transform
+
+
+def _probe(transform: Any, spec: OptimizerSpec) -> None:
+    """Trace init + one update abstractly so bad kwarg values fail here, not mid-run."""
+    params = {"w": jax.ShapeDtypeStruct((2, 2), jnp.float32)}
+
+    def one_update(p: Any) -> Any:
+        state = transform.init(p)
+        return transform.update(p, state, p)
+
+    try:
+        jax.eval_shape(one_update, params)
+    except Exception as exc:  # noqa: BLE001 - reported in the user's terms
+        raise ConfigError(
+            f"{ROOT}: optax.{spec.name} could not be built from {dict(spec.kwargs)!r}: "
+            f"{type(exc).__name__}: {exc}",
+            field=ROOT,
+        ) from exc
+
+
+def current_learning_rate(opt_state: Any) -> Any:
+    """The live learning rate held in ``opt_state``, or ``None`` if there is none.
+
+    Finds the first ``inject_hyperparams`` state anywhere in ``opt_state`` (a
+    chain's tuple, or any pytree holding the optimiser state) and returns its
+    ``hyperparams["learning_rate"]`` (a scalar array; works under ``jit``).
+    """
+    for leaf in jax.tree_util.tree_leaves(
+        opt_state, is_leaf=lambda x: isinstance(x, _INJECT_STATES)
+    ):
+        if isinstance(leaf, _INJECT_STATES):
+            hyperparams = getattr(leaf, "hyperparams", None)
+            if isinstance(hyperparams, Mapping) and "learning_rate" in hyperparams:
+                return hyperparams["learning_rate"]
+    return None

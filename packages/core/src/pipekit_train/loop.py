@@ -1,0 +1,283 @@
+"""``TrainingLoop``: the description of one training job, and its ``run()``.
+
+Construction validates types, ranges and the optimiser config (pure Python, no
+JAX import) and raises ``ConfigError`` naming the field. Nothing
+backend-specific is checked here: ``run()`` resolves the backend by name and the
+adapter validates what concerns it, still before any compilation.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ._refs import FactoryRef
+from .callbacks import Callback, Checkpoint
+from .errors import ConfigError
+from .losses import LOSS_NAMES
+from .registry import check_backend_name, load_backend
+
+__all__ = ["TrainingLoop", "DEFAULT_OPTIMIZER"]
+
+DEFAULT_OPTIMIZER: dict[str, Any] = {"name": "adam", "lr": 1e-3}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _positive_int(value: Any, name: str, *, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if not _is_int(value) or value <= 0:
+        hint = " or None" if allow_none else ""
+        raise ConfigError(
+            f"TrainingLoop.{name} must be a positive integer{hint}, got {value!r}", field=name
+        )
+
+
+def _as_ref(value: Any, field_name: str, *, call: bool = True) -> Any:
+    """A ``'module:attr'`` string given for an object field becomes a ``FactoryRef``."""
+    if isinstance(value, str) and ":" in value:
+        return FactoryRef.from_config(value, field_name, call=call)
+    return value
+
+
+@dataclass(kw_only=True, eq=False)
+class TrainingLoop:
+    """One training job, runnable on any installed backend.
+
+    Args:
+        model_op: the model — a backend model op or bare model (``eqx.Module``,
+            ``torch.nn.Module``, ``keras.Model``), or a ``'module:factory'``
+            reference. Bayesian backends take the model through ``task``.
+        dataset: training data: ``{"x": …, "y": …}`` arrays, ``(x, y)``, an
+            indexable of such records, or a ``grain.MapDataset``.
+        val_dataset: evaluation data in the same forms, or ``None``.
+        loss: a loss name (``"cross_entropy"``, ``"mse"``, …) or a callable
+            ``(pred, target) -> scalar`` for the backend's array type.
+        task: a backend task object (``TrainTask``, ``NumpyroTask``, …); takes
+            precedence over ``loss``.
+        batch_size: global batch size (all devices and processes together).
+        max_steps: optimisation steps (samples/draws for the Bayesian backends).
+        optimizer_config: ``{"name": "adamw", "lr": 3e-4, …}``; ``lr`` may be a
+            schedule dict (see ``docs/optimizers.md``).
+        callbacks: ``Callback`` instances, run in order at host events.
+        checkpoint_dir: where checkpoints go; a run resumes from the newest valid
+            one. Without a ``Checkpoint`` callback, one is added with defaults.
+        log_every_n_steps: cadence of training-metric logging.
+        eval_every_n_steps: cadence of evaluation on ``val_dataset`` (``None``:
+            only at the end of the run).
+        metric_writer: a ``MetricWriter``, ``{"kind": "jsonl", "path": …}`` or
+            ``"jsonl:PATH"``.
+        seed: the seed of the model-independent randomness (data order, step keys).
+        backend: the backend name; resolved at ``run()``.
+        sharding: a ``ShardingSpec`` for multi-device / multi-host training.
+        backend_options: options only one backend understands (``steps_per_call``,
+            ``worker_count``, ``resume``, Lightning trainer kwargs, …).
+    """
+
+    model_op: Any = None
+    dataset: Any = None
+    val_dataset: Any = None
+    loss: Any = None
+    task: Any = None
+    batch_size: int = 32
+    max_steps: int = 1000
+    optimizer_config: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_OPTIMIZER))
+    callbacks: list[Any] = field(default_factory=list)
+    checkpoint_dir: str | None = None
+    log_every_n_steps: int = 50
+    eval_every_n_steps: int | None = None
+    metric_writer: Any = None
+    seed: int = 0
+    backend: str = "equinox"
+    sharding: Any = None
+    backend_options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.model_op = _as_ref(self.model_op, "model_op")
+        self.dataset = _as_ref(self.dataset, "dataset")
+        self.val_dataset = _as_ref(self.val_dataset, "val_dataset")
+        self.task = _as_ref(self.task, "task")
+        self.loss = _as_ref(self.loss, "loss", call=False)
+        self._validate()
+
+    # -- validation -------------------------------------------------------------------------
+    def _validate(self) -> None:
+        if self.dataset is None:
+            raise ConfigError(
+                "TrainingLoop.dataset is required: give {'x': X, 'y': Y}, (X, Y), an indexable "
+                "of records, or a grain.MapDataset",
+                field="dataset",
+            )
+        if self.loss is None and self.task is None:
+            raise ConfigError(
+                "TrainingLoop needs either loss= (a name such as 'cross_entropy' or a "
+                "callable) or task=",
+                field="loss",
+            )
+        if isinstance(self.loss, str):
+            if self.loss not in LOSS_NAMES:
+                from .errors import closest
+
+                raise ConfigError(
+                    f"TrainingLoop.loss={self.loss!r} is not a known loss name; known: "
+                    f"{', '.join(sorted(LOSS_NAMES))}" + closest(self.loss, LOSS_NAMES)
+                    + ". A custom loss is a callable (pred, target) -> scalar.",
+                    field="loss",
+                )
+        elif self.loss is not None and not (
+            callable(self.loss) or isinstance(self.loss, FactoryRef)
+        ):
+            raise ConfigError(
+                f"TrainingLoop.loss must be a loss name or a callable, got "
+                f"{type(self.loss).__name__}",
+                field="loss",
+            )
+        _positive_int(self.batch_size, "batch_size")
+        _positive_int(self.max_steps, "max_steps")
+        _positive_int(self.log_every_n_steps, "log_every_n_steps")
+        _positive_int(self.eval_every_n_steps, "eval_every_n_steps", allow_none=True)
+        if self.eval_every_n_steps is not None and self.val_dataset is None:
+            raise ConfigError(
+                "TrainingLoop.eval_every_n_steps is set but val_dataset is None; give "
+                "val_dataset= or drop eval_every_n_steps",
+                field="eval_every_n_steps",
+            )
+        if not _is_int(self.seed):
+            raise ConfigError(
+                f"TrainingLoop.seed must be an integer, got {self.seed!r}", field="seed"
+            )
+        if not isinstance(self.optimizer_config, Mapping):
+            raise ConfigError(
+                "TrainingLoop.optimizer_config must be a dict like {'name': 'adam', 'lr': 1e-3}",
+                field="optimizer_config",
+            )
+        self.optimizer_config = dict(self.optimizer_config)
+        from ._optim_spec import validate_optimizer_config
+
+        validate_optimizer_config(self.optimizer_config, max_steps=self.max_steps)
+        self._validate_callbacks()
+        if self.checkpoint_dir is not None:
+            if not isinstance(self.checkpoint_dir, (str, os.PathLike)):
+                raise ConfigError(
+                    "TrainingLoop.checkpoint_dir must be a path or None", field="checkpoint_dir"
+                )
+            self.checkpoint_dir = os.fspath(self.checkpoint_dir)
+        if self.metric_writer is not None:
+            from .writers import resolve_writer
+
+            resolve_writer(self.metric_writer)
+        check_backend_name(self.backend)
+        if self.sharding is not None and not all(
+            hasattr(self.sharding, a) for a in ("mesh", "model_pspec", "data_pspec")
+        ):
+            raise ConfigError(
+                "TrainingLoop.sharding must be a pipekit_train.ShardingSpec or None",
+                field="sharding",
+            )
+        if not isinstance(self.backend_options, Mapping) or not all(
+            isinstance(k, str) for k in self.backend_options
+        ):
+            raise ConfigError(
+                "TrainingLoop.backend_options must be a dict with string keys",
+                field="backend_options",
+            )
+        self.backend_options = dict(self.backend_options)
+
+    def _validate_callbacks(self) -> None:
+        if isinstance(self.callbacks, (str, bytes)) or not isinstance(self.callbacks, Sequence):
+            raise ConfigError(
+                "TrainingLoop.callbacks must be a list of Callback objects", field="callbacks"
+            )
+        self.callbacks = [_as_ref(cb, f"callbacks[{i}]") for i, cb in enumerate(self.callbacks)]
+        for i, cb in enumerate(self.callbacks):
+            if not isinstance(cb, (Callback, FactoryRef)):
+                raise ConfigError(
+                    f"TrainingLoop.callbacks[{i}] is a {type(cb).__name__}, not a "
+                    "pipekit_train.Callback",
+                    field="callbacks",
+                )
+        checkpoints = [cb for cb in self.callbacks if isinstance(cb, Checkpoint)]
+        if len(checkpoints) > 1:
+            raise ConfigError(
+                "TrainingLoop.callbacks holds more than one Checkpoint callback", field="callbacks"
+            )
+        if checkpoints and self.checkpoint_dir is None:
+            raise ConfigError(
+                "a Checkpoint callback is given but TrainingLoop.checkpoint_dir is None; set "
+                "checkpoint_dir",
+                field="checkpoint_dir",
+            )
+
+    # -- derived views used by backends ---------------------------------------------------
+    @property
+    def checkpoint_callback(self) -> Checkpoint | None:
+        """The ``Checkpoint`` callback in effect (a default one if only a dir is set)."""
+        for cb in self.callbacks:
+            if isinstance(cb, Checkpoint):
+                return cb
+        return Checkpoint() if self.checkpoint_dir is not None else None
+
+    def resolved(self) -> TrainingLoop:
+        """A copy with every ``'module:factory'`` reference built into its object."""
+        values: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, FactoryRef):
+                value = value.resolve(f.name)
+            elif f.name == "callbacks":
+                value = [
+                    cb.resolve(f"callbacks[{i}]") if isinstance(cb, FactoryRef) else cb
+                    for i, cb in enumerate(value)
+                ]
+            values[f.name] = value
+        return TrainingLoop(**values)
+
+    # -- running ----------------------------------------------------------------------------
+    def run(self) -> tuple[Any, dict[str, Any]]:
+        """Train on ``backend`` and return ``(trained_op, backend_info)``.
+
+        Raises ``ConfigError`` for an unknown backend and
+        ``BackendNotInstalledError`` (with the ``pip install`` command) when the
+        backend's distribution is missing.
+        """
+        backend = load_backend(self.backend)
+        return backend.run(self.resolved())
+
+    # -- YAML ----------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The YAML-able form; raises ``ConfigError`` naming a field that has none."""
+        from .config import loop_to_dict
+
+        return loop_to_dict(self)
+
+    def to_yaml(self) -> str:
+        """Serialise with ``yaml.safe_dump``; objects must be given as factory references."""
+        from .config import loop_to_yaml
+
+        return loop_to_yaml(self)
+
+    @classmethod
+    def from_yaml(cls, path_or_text: str | os.PathLike[str]) -> TrainingLoop:
+        """Build a loop from a YAML file path or YAML text (``yaml.safe_load`` only)."""
+        from .config import loop_from_yaml
+
+        return loop_from_yaml(path_or_text)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TrainingLoop):
+            return NotImplemented
+        for f in fields(self):
+            a, b = getattr(self, f.name), getattr(other, f.name)
+            if a is b:
+                continue
+            try:
+                if not bool(a == b):
+                    return False
+            except Exception:
+                return False
+        return True

@@ -1,0 +1,28 @@
+"""The Equinox reference backend: Equinox + Optax + Grain + Orbax.
+
+``TrainingLoop(..., backend="equinox").run()`` lands in ``run`` here. The
+module surface follows the original design text: ``TrainState``, the
+``TrainTask`` protocol, ``train_step``, ``save_state`` / ``restore_state``,
+``run``, and ``ShardingSpec`` (defined in core, re-exported).
+"""
+
+from pipekit_train.sharding import ShardingSpec
+
+from ._checkpoint import restore_state, save_state
+from ._run import run
+from ._state import TrainState
+from ._step import train_step
+from ._task import SupervisedTask, TrainTask
+from ._versions import library_versions
+
+__all__ = [
+    "TrainState",
+    "TrainTask",
+    "SupervisedTask",
+    "train_step",
+    "save_state",
+    "restore_state",
+    "run",
+    "ShardingSpec",
+    "library_versions",
+]

@@ -1,0 +1,217 @@
+"""``run(loop)``: train a ``TrainingLoop`` with Equinox + Optax + Grain + Orbax."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from typing import Any
+
+import equinox as eqx
+import jax
+
+from pipekit_train.driver import run_driver
+from pipekit_train.errors import ConfigError
+from pipekit_train.jax.checkpoint import Checkpointer
+from pipekit_train.jax.compile_cache import enable_compilation_cache
+from pipekit_train.jax.data import BatchIterator, BatchSource, normalize_dataset
+from pipekit_train.jax.losses import resolve_loss
+from pipekit_train.jax.ops import JaxModelOp
+from pipekit_train.jax.optim import resolve_optimizer
+from pipekit_train.losses import is_classification
+
+from ._options import parse_options
+from ._placement import Placement
+from ._program import EquinoxProgram
+from ._state import TrainState
+from ._task import SupervisedTask
+from ._versions import library_versions, pipekit_versions
+
+
+def _unwrap_model(model_op: Any) -> tuple[Any, Any]:
+    """Return ``(op, module)`` for a ``JaxModelOp``-like op or a bare ``eqx.Module``."""
+    if isinstance(model_op, eqx.Module):
+        return None, model_op
+    module = getattr(model_op, "module", None)
+    if isinstance(module, eqx.Module):
+        return model_op, module
+    raise ConfigError(
+        "TrainingLoop.model_op must be an equinox.Module or a pipekit_train.jax.JaxModelOp "
+        f"(anything with a .module that is an equinox.Module) for the equinox backend; got "
+        f"{type(model_op).__name__}",
+        field="model_op",
+    )
+
+
+def _resolve_task(loop: Any) -> Any:
+    if loop.task is not None:
+        if not callable(getattr(loop.task, "loss_fn", None)):
+            raise ConfigError(
+                "TrainingLoop.task must provide loss_fn(model, batch, key) -> (loss, metrics) "
+                f"for the equinox backend; {type(loop.task).__name__} has none",
+                field="task",
+            )
+        return loop.task
+    loss = resolve_loss(loop.loss, field="TrainingLoop.loss")
+    kind = loop.loss if isinstance(loop.loss, str) and is_classification(loop.loss) else None
+    return SupervisedTask(loss=loss, classification=kind)
+
+
+def _check_loss_shape(task: Any, state: TrainState, batch: dict[str, Any], key: Any,
+                      user_task: bool) -> None:
+    """Trace (no compilation) the loss on one batch and require a scalar."""
+    field = "task" if user_task else "loss"
+    try:
+        out = eqx.filter_eval_shape(task.loss_fn, state.model, batch, key)
+    except Exception as exc:  # the user's model or loss failed to trace on a real batch
+        raise ConfigError(
+            f"TrainingLoop.{field}: computing the loss on one training batch failed: "
+            f"{type(exc).__name__}: {exc}",
+            field=field,
+        ) from exc
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise ConfigError(
+            f"TrainingLoop.{field}: loss_fn must return (loss, metrics_dict), got {out!r}",
+            field=field,
+        )
+    loss = out[0]
+    if getattr(loss, "shape", None) != ():
+        raise ConfigError(
+            f"TrainingLoop.{field} must return a scalar, but it returns an array of shape "
+            f"{getattr(loss, 'shape', '?')}; reduce it (e.g. with .mean())",
+            field=field,
+        )
+
+
+def _structure_digest(module: Any) -> str:
+    leaves, treedef = jax.tree_util.tree_flatten(eqx.filter(module, eqx.is_array))
+    text = str(treedef) + "|" + ";".join(f"{leaf.shape}:{leaf.dtype}" for leaf in leaves)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def fingerprint(loop: Any, module: Any, dataset_length: int) -> dict[str, Any]:
+    """The resume guard stored in every checkpoint."""
+    return {
+        "backend": "equinox",
+        "model_structure": _structure_digest(module),
+        "optimizer_config": json.loads(json.dumps(loop.optimizer_config, sort_keys=True,
+                                                  default=str)),
+        "dataset_length": int(dataset_length),
+        "batch_size": int(loop.batch_size),
+        "seed": int(loop.seed),
+    }
+
+
+def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
+    """Train ``loop`` end-to-end with the Equinox + Optax + Grain + Orbax stack.
+
+    Every user mistake is raised as a ``PipekitError`` before the first
+    compilation. Returns the trained ``JaxModelOp`` (the class of the given op,
+    when one was given) and ``backend_info``.
+    """
+    started = time.perf_counter()
+    options = parse_options(loop.backend_options)
+    if options.compilation_cache not in (None, "off"):
+        enable_compilation_cache(options.compilation_cache)
+    model_op, module = _unwrap_model(loop.model_op)
+    spec = loop.sharding
+    # Without a spec the single-device path is kept even under a distributed JAX.
+    placement_processes = (jax.process_index(), jax.process_count()) if spec is not None else (0, 1)
+    if spec is not None:
+        from ._sharding import validate_sharding
+
+        validate_sharding(loop, spec, module)
+    train = normalize_dataset(loop.dataset, "TrainingLoop.dataset")
+    val = (
+        normalize_dataset(loop.val_dataset, "TrainingLoop.val_dataset")
+        if loop.val_dataset is not None
+        else None
+    )
+    source = BatchSource(
+        train,
+        loop.batch_size,
+        loop.seed,
+        shuffle=options.shuffle,
+        process_index=placement_processes[0],
+        process_count=placement_processes[1],
+    )
+    optimizer = resolve_optimizer(loop.optimizer_config, max_steps=loop.max_steps)
+    task = _resolve_task(loop)
+
+    root = jax.random.PRNGKey(loop.seed)
+    base_key, eval_key = jax.random.split(root)
+    state = TrainState.create(module, optimizer)
+    _check_loss_shape(task, state, source[0], base_key, user_task=loop.task is not None)
+
+    checkpointer = None
+    if loop.checkpoint_dir is not None:
+        ckpt = loop.checkpoint_callback
+        checkpointer = Checkpointer(
+            loop.checkpoint_dir,
+            keep_last=ckpt.keep_last if ckpt is not None else None,
+            fingerprint=fingerprint(loop, module, source.n),
+            resume=options.resume,
+            async_save=options.async_checkpointing,
+        )
+
+    placement = Placement(spec)
+    state = placement.state(state)
+    program = EquinoxProgram(
+        state,
+        task,
+        optimizer,
+        base_key=base_key,
+        eval_key=eval_key,
+        val_data=val,
+        eval_batch_size=loop.batch_size,
+        placement=placement,
+    )
+    data = BatchIterator(source, worker_count=options.worker_count)
+    result = run_driver(
+        loop,
+        program,
+        program.initial_carry,
+        data=data,
+        checkpointer=checkpointer,
+        steps_per_call=options.steps_per_call,
+        fingerprint=checkpointer.fingerprint if checkpointer is not None else None,
+        is_primary=jax.process_index() == 0,
+        rng=base_key,
+    )
+    final_state = program.state_of(result.carry)
+    trained = _wrap(model_op, final_state.model)
+    info: dict[str, Any] = {
+        "backend": "equinox",
+        **library_versions(),
+        "pipekit_versions": pipekit_versions(),
+        "devices": [str(d) for d in jax.devices()],
+        "process_count": jax.process_count(),
+        "total_seconds": time.perf_counter() - started,
+        "train_seconds": result.train_seconds,
+        "steps_per_second": (
+            result.steps_run / result.train_seconds if result.train_seconds > 0 else None
+        ),
+        "final_step": result.final_step,
+        "final_metrics": dict(result.state.metrics),
+        "resumed_from_step": result.resumed_from_step,
+        "stop_reason": result.stop_reason,
+        "interrupted": result.interrupted,
+        "steps_per_call": options.steps_per_call,
+        "sharding": placement.describe(),
+    }
+    return trained, info
+
+
+def _wrap(model_op: Any, module: Any) -> JaxModelOp:
+    if model_op is not None and hasattr(model_op, "with_module"):
+        out: JaxModelOp = model_op.with_module(module)
+        return out
+    if model_op is not None and isinstance(model_op, JaxModelOp):
+        try:
+            return type(model_op)(module)
+        except TypeError:
+            pass
+    return JaxModelOp(module)
+
+
+__all__ = ["run", "fingerprint"]

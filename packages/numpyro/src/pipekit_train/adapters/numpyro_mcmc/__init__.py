@@ -1,0 +1,7 @@
+"""The ``numpyro-mcmc`` backend (planned; not yet available).
+
+This distribution, ``pipekit-train-numpyro``, is a placeholder: it holds no code and registers no
+entry point, so ``TrainingLoop(backend="numpyro-mcmc")`` cannot run yet.
+"""
+
+__all__: list[str] = []
