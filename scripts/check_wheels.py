@@ -13,6 +13,7 @@ core, also assert that jax, torch, keras and numpyro are not installed and that 
 equinox wheel added afterwards, proving the ``pipekit_train.adapters`` namespace works from wheels.
 
 The venvs are built a few at a time (``--jobs``); each one's output is printed as one block.
+They are deleted when every check passed (unless ``--keep``) and kept for a look otherwise.
 Exits non-zero, after checking everything, if any check failed.
 """
 
@@ -226,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--jobs", type=int, default=min(4, os.cpu_count() or 1), help="venvs built at once"
     )
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the venvs even when every check passed"
+    )
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -258,6 +262,9 @@ def main(argv: list[str] | None = None) -> int:
         print("\nwheel checks FAILED:", *failures, sep="\n  ", file=sys.stderr)
         return 1
     print(f"\nwheel checks passed: {', '.join(selected)}")
+    if not args.keep:  # several GB of venvs; kept when a check failed, for a look
+        for name in selected:
+            shutil.rmtree(checker.work / name, ignore_errors=True)
     return 0
 
 

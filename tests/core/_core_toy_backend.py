@@ -162,7 +162,7 @@ class RecordingCheckpointer:
         data_state = data_iterator.get_state() if data_iterator is not None else None
         self.saves.append(Saved(step, copy.deepcopy(state), data_state, meta_copy))
         if self.events is not None:
-            self.events.append(("save", step))
+            self.events.append(("checkpointer", "save", step))
 
     def wait(self) -> None:
         self.wait_calls += 1

@@ -10,7 +10,6 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-
 from _core_helpers import (
     child_env,
     console_script,

@@ -57,6 +57,10 @@ def test_importing_core_modules_and_building_a_loop_loads_no_array_library() -> 
             metric_writer="jsonl:/tmp/unused.jsonl",
         )
         loop.to_yaml()
+        # Building the optional writers opens nothing: tensorboardX / mlflow stay unimported.
+        from pipekit_train.writers import resolve_writer
+        resolve_writer("tensorboard:/tmp/unused-tb")
+        resolve_writer({{"kind": "mlflow", "tracking_uri": "file:/tmp/unused-mlruns"}})
         top = {{m.split(".")[0] for m in sys.modules}}
         print(json.dumps(sorted(m for m in {ARRAY_LIBRARIES!r} if m in top)))
         """

@@ -9,11 +9,10 @@ backend raises) and in a full venv (a registered backend loads and exposes `run`
 from __future__ import annotations
 
 import pytest
+from _core_helpers import registered_backends
 
 from pipekit_train import BackendNotInstalledError, PipekitError, TrainingLoop
 from pipekit_train.registry import load_backend
-
-from _core_helpers import registered_backends
 
 DATA = {"x": [0.0, 1.0], "y": [0.0, 1.0]}
 

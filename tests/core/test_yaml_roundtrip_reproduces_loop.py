@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import _core_factories
 import pytest
 import yaml
 
@@ -21,8 +22,6 @@ from pipekit_train import (
     TrainingLoop,
 )
 from pipekit_train._refs import FactoryRef
-
-import _core_factories
 
 
 def _full_loop(tmp_path: Path, **overrides: Any) -> TrainingLoop:

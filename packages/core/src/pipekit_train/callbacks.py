@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, TrainingError
 
@@ -95,7 +95,7 @@ class Checkpoint(Callback):
     always checkpointed as well.
     """
 
-    every_n_steps: int = 500  # type: ignore[assignment]
+    every_n_steps: int = 500
     keep_last: int | None = 3
 
     def __post_init__(self) -> None:
@@ -163,8 +163,10 @@ class EarlyStopping(Callback):
             raise ConfigError(
                 "EarlyStopping.monitor must be a metric name", field="EarlyStopping.monitor"
             )
-        if isinstance(self.patience, bool) or not isinstance(self.patience, int) or (
-            self.patience < 0
+        if (
+            isinstance(self.patience, bool)
+            or not isinstance(self.patience, int)
+            or (self.patience < 0)
         ):
             raise ConfigError(
                 f"EarlyStopping.patience must be an integer >= 0, got {self.patience!r}",

@@ -47,8 +47,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _print_summary(info: dict[str, Any]) -> None:
-    print(f"backend: {info.get('backend')}  final_step: {info.get('final_step')}  "
-          f"resumed_from_step: {info.get('resumed_from_step')}")
+    print(
+        f"backend: {info.get('backend')}  final_step: {info.get('final_step')}  "
+        f"resumed_from_step: {info.get('resumed_from_step')}"
+    )
     if info.get("interrupted"):
         print(f"interrupted by {info['interrupted']}; checkpoint saved, rerun to resume")
     if info.get("total_seconds") is not None:
@@ -76,7 +78,7 @@ def _cmd_backends(args: argparse.Namespace) -> int:
         line = f"{backend.name:<14} {backend.distribution} {backend.version}"
         try:
             module = importlib.import_module(backend.module)
-            versions = getattr(module, "library_versions", lambda: {})()
+            versions: dict[str, str] = getattr(module, "library_versions", lambda: {})()
             if versions:
                 line += "  (" + ", ".join(f"{k} {v}" for k, v in versions.items()) + ")"
         except ImportError as exc:
@@ -110,7 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a TrainingLoop YAML file")
     run.add_argument("loop", help="path of the TrainingLoop YAML")
     run.add_argument(
-        "--set", action="append", metavar="FIELD=VALUE",
+        "--set",
+        action="append",
+        metavar="FIELD=VALUE",
         help="override a field (dotted for nested keys; the value is parsed as YAML)",
     )
     run.add_argument("--save", metavar="DIR", help="save the trained operator here")

@@ -118,14 +118,15 @@ def _callback_from_config(item: Any, i: int, search_path: tuple[str, ...]) -> An
             return FactoryRef.from_config(item, name, search_path)
         raise ConfigError(
             f"{name}: unknown callback {item!r}; built-ins are "
-            f"{', '.join(BUILTIN_CALLBACKS)}" + closest(item, BUILTIN_CALLBACKS)
+            f"{', '.join(BUILTIN_CALLBACKS)}"
+            + closest(item, BUILTIN_CALLBACKS)
             + ", or give 'module:Factory'",
             field=name,
         )
     elif isinstance(item, dict) and "factory" in item:
         return FactoryRef.from_config(item, name, search_path)
     elif isinstance(item, dict) and len(item) == 1:
-        (kind, kwargs), = item.items()
+        ((kind, kwargs),) = item.items()
         if kind in BUILTIN_CALLBACKS:
             if kwargs is None:
                 kwargs = {}
@@ -141,7 +142,8 @@ def _callback_from_config(item: Any, i: int, search_path: tuple[str, ...]) -> An
                 raise ConfigError(f"{name}: bad arguments for {kind}: {exc}", field=name) from exc
         raise ConfigError(
             f"{name}: unknown callback {kind!r}; built-ins are "
-            f"{', '.join(BUILTIN_CALLBACKS)}" + closest(str(kind), BUILTIN_CALLBACKS)
+            f"{', '.join(BUILTIN_CALLBACKS)}"
+            + closest(str(kind), BUILTIN_CALLBACKS)
             + ", or give 'module:Factory'",
             field=name,
         )
@@ -161,7 +163,8 @@ def loop_from_dict(data: Any, search_path: tuple[str, ...] = ()) -> TrainingLoop
     for key in data:
         if key not in valid:
             raise ConfigError(
-                f"unknown TrainingLoop field {key!r} in YAML" + closest(str(key), valid)
+                f"unknown TrainingLoop field {key!r} in YAML"
+                + closest(str(key), valid)
                 + f"; valid fields: {', '.join(valid)}",
                 field=str(key),
             )
@@ -194,7 +197,8 @@ def loop_from_yaml(path_or_text: str | os.PathLike[str]) -> TrainingLoop:
 
 def _read(path_or_text: str | os.PathLike[str]) -> tuple[str, tuple[str, ...]]:
     if isinstance(path_or_text, os.PathLike) or (
-        isinstance(path_or_text, str) and "\n" not in path_or_text
+        isinstance(path_or_text, str)
+        and "\n" not in path_or_text
         and path_or_text.endswith((".yaml", ".yml"))
     ):
         path = Path(path_or_text)

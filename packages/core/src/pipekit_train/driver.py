@@ -266,8 +266,10 @@ def run_driver(
                     state.should_stop = True
                     state.stop_reason = f"{sigterm.received}: checkpointed and stopped"
                 # 4. checkpoint
-                if ckpt_cb is not None and checkpointer is not None and (
-                    state.step % ckpt_cb.every_n_steps == 0 or final or state.should_stop
+                if (
+                    ckpt_cb is not None
+                    and checkpointer is not None
+                    and (state.step % ckpt_cb.every_n_steps == 0 or final or state.should_stop)
                 ):
                     meta = {
                         "step": state.step,
@@ -279,9 +281,7 @@ def run_driver(
                             for cb in loop.callbacks
                         ],
                     }
-                    checkpointer.save(
-                        state.step, program.checkpoint_state(carry), data_iter, meta
-                    )
+                    checkpointer.save(state.step, program.checkpoint_state(carry), data_iter, meta)
                     last_ckpt = state.step
                     for cb in callbacks:
                         cb.on_checkpoint(loop, state, state.step)

@@ -125,7 +125,8 @@ class TrainingLoop:
 
                 raise ConfigError(
                     f"TrainingLoop.loss={self.loss!r} is not a known loss name; known: "
-                    f"{', '.join(sorted(LOSS_NAMES))}" + closest(self.loss, LOSS_NAMES)
+                    f"{', '.join(sorted(LOSS_NAMES))}"
+                    + closest(self.loss, LOSS_NAMES)
                     + ". A custom loss is a callable (pred, target) -> scalar.",
                     field="loss",
                 )

@@ -63,7 +63,9 @@ def resolve_writer(spec: Any, field: str = "metric_writer") -> Any:
         try:
             return kinds[kind](**spec)
         except TypeError as exc:
-            raise ConfigError(f"{field}: bad arguments for {kind} writer: {exc}", field=field)
+            raise ConfigError(
+                f"{field}: bad arguments for {kind} writer: {exc}", field=field
+            ) from exc
     if isinstance(spec, MetricWriter):
         return spec
     raise ConfigError(

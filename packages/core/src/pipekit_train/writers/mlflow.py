@@ -9,7 +9,6 @@ from urllib.parse import urlparse
 
 from ..errors import ConfigError
 
-
 _DATABASE_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +54,13 @@ def parse_options(options: dict[str, Any]) -> EquinoxOptions:
         raise ConfigError(
             f"backend_options.resume must be 'auto', 'never' or 'force', got {out.resume!r}",
             field="backend_options.resume",
+        )
+    cache = out.compilation_cache
+    if cache is not None and not isinstance(cache, (str, os.PathLike)):
+        raise ConfigError(
+            "backend_options.compilation_cache must be a folder path, 'off' or None, got "
+            f"{cache!r}",
+            field="backend_options.compilation_cache",
         )
     for name in ("shuffle", "async_checkpointing"):
         if not isinstance(getattr(out, name), bool):

@@ -9,12 +9,12 @@ from typing import Any
 
 import equinox as eqx
 import jax
+import numpy as np
 
 from pipekit_train.driver import run_driver
-from pipekit_train.errors import ConfigError
-from pipekit_train.jax.checkpoint import Checkpointer
+from pipekit_train.errors import ConfigError, DataError, PipekitError
 from pipekit_train.jax.compile_cache import enable_compilation_cache
-from pipekit_train.jax.data import BatchIterator, BatchSource, normalize_dataset
+from pipekit_train.jax.data import BatchIterator, BatchSource, eval_batches, normalize_dataset
 from pipekit_train.jax.losses import resolve_loss
 from pipekit_train.jax.ops import JaxModelOp
 from pipekit_train.jax.optim import resolve_optimizer
@@ -83,6 +83,57 @@ def _check_loss_shape(task: Any, state: TrainState, batch: dict[str, Any], key: 
         )
 
 
+def _describe_batch(batch: dict[str, Any]) -> str:
+    return "{" + ", ".join(
+        f"{k!r}: {np.asarray(v).dtype}{list(np.shape(v)[1:])}" for k, v in batch.items()
+    ) + "}"
+
+
+def _check_eval(task: Any, state: TrainState, train_batch: dict[str, Any],
+                val: Any, batch_size: int, key: Any, user_task: bool) -> None:
+    """Trace (no compilation) the evaluation on one ``val_dataset`` batch.
+
+    Without this, a ``val_dataset`` that does not fit the model surfaces as a raw
+    JAX error at the first evaluation, after training has already run.
+    """
+    val_batch = next(iter(eval_batches(val, batch_size)))
+    eval_fn = getattr(task, "eval_fn", None)
+    fn = eval_fn if eval_fn is not None else task.loss_fn
+    try:
+        out = eqx.filter_eval_shape(fn, eqx.nn.inference_mode(state.model), val_batch, key)
+    except PipekitError:
+        raise
+    except Exception as exc:  # the val data does not fit, or the user's eval_fn fails
+        differs = set(val_batch) != set(train_batch) or any(
+            np.shape(val_batch[k])[1:] != np.shape(train_batch[k])[1:] for k in train_batch
+        )
+        if differs:
+            raise DataError(
+                "TrainingLoop.val_dataset does not fit the model: its records are "
+                f"{_describe_batch(val_batch)} but TrainingLoop.dataset's are "
+                f"{_describe_batch(train_batch)}; give val_dataset the same fields and "
+                f"per-example shapes ({type(exc).__name__}: {exc})"
+            ) from exc
+        field = "task" if user_task else "val_dataset"
+        what = "task.eval_fn" if eval_fn is not None and user_task else "the evaluation"
+        raise ConfigError(
+            f"TrainingLoop.{field}: {what} failed on one validation batch "
+            f"{_describe_batch(val_batch)}: {type(exc).__name__}: {exc}",
+            field=field,
+        ) from exc
+    metrics = out if eval_fn is not None else (out[1] if isinstance(out, tuple) else None)
+    bad = None
+    if not isinstance(metrics, dict):
+        bad = f"returns {type(metrics).__name__}, not a dict of scalar metrics"
+    else:
+        for name, value in metrics.items():
+            if getattr(value, "shape", ()) != ():
+                bad = f"returns metric {name!r} of shape {value.shape}; metrics must be scalars"
+                break
+    if bad is not None and eval_fn is not None:
+        raise ConfigError(f"TrainingLoop.task: eval_fn {bad}", field="task")
+
+
 def _structure_digest(module: Any) -> str:
     leaves, treedef = jax.tree_util.tree_flatten(eqx.filter(module, eqx.is_array))
     text = str(treedef) + "|" + ";".join(f"{leaf.shape}:{leaf.dtype}" for leaf in leaves)
@@ -112,7 +163,15 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
     started = time.perf_counter()
     options = parse_options(loop.backend_options)
     if options.compilation_cache not in (None, "off"):
-        enable_compilation_cache(options.compilation_cache)
+        try:
+            enable_compilation_cache(options.compilation_cache)
+        except OSError as exc:
+            raise ConfigError(
+                        "backend_options.compilation_cache: cannot use "
+                f"{str(options.compilation_cache)!r} as JAX's compilation cache folder: "
+                f"{exc.strerror or exc}; give a writable folder or 'off'",
+                field="backend_options.compilation_cache",
+            ) from exc
     model_op, module = _unwrap_model(loop.model_op)
     spec = loop.sharding
     # Without a spec the single-device path is kept even under a distributed JAX.
@@ -141,10 +200,16 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
     root = jax.random.PRNGKey(loop.seed)
     base_key, eval_key = jax.random.split(root)
     state = TrainState.create(module, optimizer)
-    _check_loss_shape(task, state, source[0], base_key, user_task=loop.task is not None)
+    first_batch = source[0]
+    _check_loss_shape(task, state, first_batch, base_key, user_task=loop.task is not None)
+    if val is not None:
+        _check_eval(task, state, first_batch, val, loop.batch_size, eval_key,
+                    user_task=loop.task is not None)
 
     checkpointer = None
     if loop.checkpoint_dir is not None:
+        from pipekit_train.jax.checkpoint import Checkpointer
+
         ckpt = loop.checkpoint_callback
         checkpointer = Checkpointer(
             loop.checkpoint_dir,

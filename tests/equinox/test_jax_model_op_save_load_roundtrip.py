@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -14,9 +15,6 @@ from _eqx_models import FACTORY_SOURCE
 from pipekit_train.jax import JaxModelOp
 from pipekit_train.operator import Operator
 
-# equinox comes with pipekit-train-equinox, not with core[jax]: the tests-core-jax nox
-# session skips these; any venv holding equinox runs them.
-eqx = pytest.importorskip("equinox")
 
 X = np.random.default_rng(0).normal(size=(7, 5)).astype(np.float32)
 

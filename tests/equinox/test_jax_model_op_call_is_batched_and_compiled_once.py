@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -10,9 +11,6 @@ import pytest
 from pipekit_train.errors import ConfigError, DataError
 from pipekit_train.jax import JaxModelOp
 
-# equinox comes with pipekit-train-equinox, not with core[jax]: the tests-core-jax nox
-# session skips these; any venv holding equinox runs them.
-eqx = pytest.importorskip("equinox")
 
 TRACES: list[tuple[int, ...]] = []
 

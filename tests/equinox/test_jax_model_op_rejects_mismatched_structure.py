@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import pytest
@@ -12,9 +13,6 @@ from _eqx_models import FACTORY_SOURCE
 from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.jax import JaxModelOp
 
-# equinox comes with pipekit-train-equinox, not with core[jax]: the tests-core-jax nox
-# session skips these; any venv holding equinox runs them.
-eqx = pytest.importorskip("equinox")
 
 
 def mlp(width=16, depth=2, dtype=None):

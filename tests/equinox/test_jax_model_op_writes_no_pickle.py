@@ -6,15 +6,13 @@ import io
 import json
 import pickle
 
+import equinox as eqx
 import jax
 import numpy as np
 import pytest
 
 from pipekit_train.jax import JaxModelOp
 
-# equinox comes with pipekit-train-equinox, not with core[jax]: the tests-core-jax nox
-# session skips these; any venv holding equinox runs them.
-eqx = pytest.importorskip("equinox")
 
 
 def _refuse(*args, **kwargs):

@@ -1,0 +1,104 @@
+"""A training job run in a subprocess by the resume tests.
+
+Usage: python _resume_worker.py CKPT_DIR OUT_NPZ STEPS_PER_CALL KILL_AT KILL_HOOK
+
+Trains a small dropout MLP on digits (so parameters depend on the RNG stream
+and the data order) for 60 steps with a checkpoint every 10. If KILL_AT > 0
+the process SIGKILLs itself at that step, from the hook named by KILL_HOOK
+("step": at the host event of that step; "checkpoint": right after the
+checkpoint of that step was handed to the asynchronous writer; "sigterm": sends
+SIGTERM instead, which must checkpoint and exit cleanly). Otherwise it writes
+every array of the final carry, and the loss of every step it ran, to OUT_NPZ.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from sklearn.datasets import load_digits
+
+from pipekit_train import Callback, Checkpoint, TrainingLoop
+
+MAX_STEPS = 60
+
+
+class DropoutMLP(eqx.Module):
+    layers: list
+    dropout: eqx.nn.Dropout
+
+    def __init__(self, key: jax.Array) -> None:
+        k1, k2 = jax.random.split(key)
+        self.layers = [eqx.nn.Linear(64, 32, key=k1), eqx.nn.Linear(32, 10, key=k2)]
+        self.dropout = eqx.nn.Dropout(0.3)
+
+    def __call__(self, x: jax.Array, *, key: jax.Array | None = None) -> jax.Array:
+        h = jax.nn.relu(self.layers[0](x))
+        h = self.dropout(h, key=key, inference=key is None)
+        return self.layers[1](h)
+
+
+class Recorder(Callback):
+    """Records every step's loss; kills the process at the requested point."""
+
+    def __init__(self, kill_at: int, hook: str) -> None:
+        self.kill_at, self.hook = kill_at, hook
+        self.losses: dict[int, float] = {}
+
+    def on_step_end(self, loop, state) -> None:
+        for step, loss in zip(state.window_steps, state.window["loss"], strict=True):
+            self.losses[step] = float(loss)
+        if state.step == self.kill_at and self.hook == "step":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if state.step == self.kill_at and self.hook == "sigterm":
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    def on_checkpoint(self, loop, state, step) -> None:
+        if step == self.kill_at and self.hook == "checkpoint":
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def main() -> None:
+    ckpt_dir, out, k, kill_at, hook = sys.argv[1:6]
+    digits = load_digits()
+    data = {"x": (digits.data / 16).astype(np.float32), "y": digits.target.astype(np.int32)}
+    recorder = Recorder(int(kill_at), hook)
+    loop = TrainingLoop(
+        model_op=DropoutMLP(jax.random.PRNGKey(0)),
+        dataset=data,
+        loss="cross_entropy",
+        batch_size=64,
+        max_steps=MAX_STEPS,
+        optimizer_config={"name": "adamw", "lr": 1e-2},
+        log_every_n_steps=3,
+        checkpoint_dir=ckpt_dir,
+        callbacks=[Checkpoint(every_n_steps=10, keep_last=2), recorder],
+        seed=7,
+        backend_options={"steps_per_call": int(k)},
+    )
+    op, info = loop.run()
+    from pipekit_train.adapters.equinox import TrainState  # noqa: F401  (import check)
+
+    arrays = {f"param_{i}": np.asarray(a) for i, a in
+              enumerate(jax.tree_util.tree_leaves(eqx.filter(op.module, eqx.is_array)))}
+    steps = sorted(recorder.losses)
+    np.savez(
+        out,
+        **arrays,
+        loss_steps=np.array(steps),
+        losses=np.array([recorder.losses[s] for s in steps]),
+    )
+    print(json.dumps({"resumed_from_step": info["resumed_from_step"],
+                      "final_step": info["final_step"],
+                      "interrupted": info["interrupted"]}))
+    _ = jnp  # jax.numpy imported so the worker fails fast if jax is broken
+
+
+if __name__ == "__main__":
+    main()
