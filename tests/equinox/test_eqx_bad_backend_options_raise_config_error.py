@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from _eqx_helpers import run_loop, tiny_loop, watch_compilation
+
 from pipekit_train import ConfigError
 
 

@@ -7,8 +7,8 @@ compiled; the watch proves it. Each message names the field and says what is val
 from __future__ import annotations
 
 import pytest
-
 from _eqx_helpers import make_data, make_model, tiny_loop, watch_compilation
+
 from pipekit_train import Checkpoint, ConfigError, EarlyStopping, TrainingLoop
 
 CASES = [

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from _eqx_helpers import make_data, run_loop, tiny_loop, watch_compilation
-from pipekit_train import DataError, PipekitError
+
+from pipekit_train import DataError
 
 DATA = make_data(40)
 
@@ -96,5 +96,6 @@ def test_not_a_dataset_at_all(monkeypatch):
 def test_val_dataset_whose_features_do_not_fit_the_model(monkeypatch):
     """Caught before training starts, not as a JAX shape error at the first evaluation."""
     bad_val = {"x": np.zeros((8, 5), np.float32), "y": np.zeros((8,), np.int32)}
-    msg = _run_expecting(monkeypatch, PipekitError, val_dataset=bad_val)
-    assert "val_dataset" in msg
+    msg = _run_expecting(monkeypatch, DataError, val_dataset=bad_val)
+    assert "TrainingLoop.val_dataset" in msg
+    assert "'x': float32[5]" in msg and "'x': float32[4]" in msg  # theirs and the expected

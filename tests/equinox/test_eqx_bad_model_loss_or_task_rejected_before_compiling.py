@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import pytest
-
 from _eqx_helpers import make_module, make_regression, run_loop, tiny_loop, watch_compilation
+
 from pipekit_train import ConfigError
 
 
@@ -86,21 +87,17 @@ class NoLossFn:
 
 class LossFnReturnsBareLoss(eqx.Module):
     def loss_fn(self, model, batch, key):
-        return jnp.mean(jax_vmap(model)(batch["x"]))
-
-
-def jax_vmap(model):
-    import jax
-
-    return jax.vmap(model)
+        return jnp.mean(jax.vmap(model)(batch["x"]))
 
 
 class LossFnReturnsVector(eqx.Module):
     def loss_fn(self, model, batch, key):
-        return jax_vmap(model)(batch["x"]).sum(-1), {}
+        return jax.vmap(model)(batch["x"]).sum(-1), {}
 
 
-@pytest.mark.parametrize("task", [NoLossFn(), object(), "not a task"], ids=["eval-only", "object", "string"])
+@pytest.mark.parametrize(
+    "task", [NoLossFn(), object(), "not a task"], ids=["eval-only", "object", "string"]
+)
 def test_task_without_loss_fn(monkeypatch, task):
     err = _raises(monkeypatch, task=task, loss=None)
     assert err.field == "task"

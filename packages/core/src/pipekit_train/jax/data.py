@@ -21,11 +21,17 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Union
+from typing import Any
 
-import numpy as np
+from pipekit_train.errors import BackendNotInstalledError, CheckpointError, ConfigError, DataError
 
-from pipekit_train.errors import CheckpointError, ConfigError, DataError
+try:
+    import numpy as np
+except ImportError as _exc:  # pragma: no cover - exercised in JAX-free installs
+    raise BackendNotInstalledError(
+        f"pipekit_train.jax.data needs numpy ({_exc}). "
+        "Install core's JAX extra: pip install 'pipekit-train-core[jax]'"
+    ) from _exc
 
 __all__ = [
     "DEFAULT_WORKER_COUNT",
@@ -97,7 +103,8 @@ class RecordSource:
         return self._n
 
     def __repr__(self) -> str:
-        return f"RecordSource({type(self._obj).__module__}.{type(self._obj).__qualname__}, n={self._n})"
+        kind = type(self._obj)
+        return f"RecordSource({kind.__module__}.{kind.__qualname__}, n={self._n})"
 
     def gather(self, indices: Sequence[int] | np.ndarray) -> dict[str, np.ndarray]:
         """Fetch the records at ``indices`` and stack each field along a new axis 0."""
@@ -111,7 +118,7 @@ class RecordSource:
                     f"keys {list(self.keys)} but record {int(i)} has {list(keys)}."
                 )
             values = record.values() if isinstance(record, Mapping) else record
-            for k, v in zip(self.keys, values):
+            for k, v in zip(self.keys, values, strict=True):
                 columns[k].append(v)
         try:
             return {k: np.stack([np.asarray(v) for v in vs]) for k, vs in columns.items()}
@@ -121,7 +128,7 @@ class RecordSource:
             ) from None
 
 
-Dataset = Union[dict[str, np.ndarray], RecordSource]
+Dataset = dict[str, np.ndarray] | RecordSource
 
 
 def normalize_dataset(dataset: Any, field: str) -> Dataset:
@@ -203,7 +210,11 @@ class BatchSource:
     ) -> None:
         self.data: Dataset = normalize_dataset(data, field)
         self.n = len(self.data) if isinstance(self.data, RecordSource) else _rows(self.data["x"])
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        if (
+            isinstance(batch_size, bool)
+            or not isinstance(batch_size, (int, np.integer))
+            or batch_size < 1
+        ):
             raise ConfigError(
                 f"TrainingLoop.batch_size must be a positive integer, got {batch_size!r}.",
                 field="batch_size",
@@ -295,8 +306,8 @@ class BatchIterator:
 
     - ``use_dataloader=True``: a ``grain.DataLoader`` over the source with an
       ``IndexSampler`` (no shuffling: the source shuffles), optionally with
-      ``worker_count`` spawned worker processes. ``grain_iterator`` is its
-      ``DataLoaderIterator``.
+      ``worker_count`` spawned worker processes (``loader_iterator`` is its
+      ``DataLoaderIterator``).
     - ``use_dataloader=False`` (``worker_count`` must be 0): reads the source
       directly, skipping the 100-250 µs/batch that Grain's iterator stack and
       its Prometheus telemetry cost per ``next()`` (measured on 2 cores);
@@ -304,12 +315,12 @@ class BatchIterator:
 
     The default (``None``) uses the DataLoader only when ``worker_count > 0``.
 
-    Pass the ``BatchIterator`` itself to ``grain.checkpoint.CheckpointSave`` /
-    ``CheckpointRestore`` (Grain's handler calls ``get_state`` / ``set_state`` /
-    ``start_prefetch``). The state is Grain's ``DataLoader`` state; ``set_state``
-    accepts one written with any ``worker_count`` or engine, since every engine
-    reads batch ``i`` as record ``i`` in order: only the count of consumed batches
-    matters.
+    ``grain_iterator`` (the ``BatchIterator`` itself) is what to hand to
+    ``grain.checkpoint.CheckpointSave`` / ``CheckpointRestore``: Grain's handler
+    calls ``get_state`` / ``set_state`` / ``start_prefetch``. The state is Grain's
+    ``DataLoader`` state; ``set_state`` accepts one written with any
+    ``worker_count`` or engine, since every engine reads batch ``i`` as record
+    ``i`` in order: only the count of consumed batches matters.
     """
 
     def __init__(
@@ -340,10 +351,12 @@ class BatchIterator:
         self.position = 0  # batches consumed so far
         sampler = grain.samplers.IndexSampler(num_records=len(source), shuffle=False, num_epochs=1)
         self._sampler_repr = repr(sampler)
-        self.grain_iterator: Any = None
+        self.loader_iterator: Any = None
         if use_dataloader:
             read_options = (
-                grain.ReadOptions(num_threads=0, prefetch_buffer_size=0) if worker_count == 0 else None
+                grain.ReadOptions(num_threads=0, prefetch_buffer_size=0)
+                if worker_count == 0
+                else None
             )
             self.loader = grain.DataLoader(
                 data_source=source,
@@ -352,20 +365,25 @@ class BatchIterator:
                 worker_buffer_size=worker_buffer_size,
                 read_options=read_options,
             )
-            self.grain_iterator = iter(self.loader)
+            self.loader_iterator = iter(self.loader)
+
+    @property
+    def grain_iterator(self) -> BatchIterator:
+        """The object for ``grain.checkpoint.CheckpointSave`` / ``CheckpointRestore`` (self)."""
+        return self
 
     def next_batch(self) -> dict[str, np.ndarray]:
         """The next batch: a dict of arrays with the (local) batch axis leading."""
-        if self.grain_iterator is None:
+        if self.loader_iterator is None:
             batch = self.source[self.position]
         else:
-            batch = next(self.grain_iterator)
+            batch = next(self.loader_iterator)
         self.position += 1
         return batch
 
     def next_chunk(self, k: int) -> dict[str, np.ndarray]:
         """The next ``k`` batches stacked to shape ``(k, B, ...)``."""
-        if self.grain_iterator is None:
+        if self.loader_iterator is None:
             chunk = self.source.get_batches(self.position, k)
             self.position += k
             return chunk
@@ -380,10 +398,12 @@ class BatchIterator:
 
     def get_state(self) -> bytes:
         """Grain ``DataLoader`` state bytes (JSON)."""
-        if self.grain_iterator is not None:
-            state: bytes = self.grain_iterator.get_state()
+        if self.loader_iterator is not None:
+            state: bytes = self.loader_iterator.get_state()
             return state
-        return json.dumps(_loader_state(self.position, 0, self._sampler_repr, repr(self.source)), indent=4).encode()
+        return json.dumps(
+            _loader_state(self.position, 0, self._sampler_repr, repr(self.source)), indent=4
+        ).encode()
 
     def set_state(self, state: bytes) -> None:
         """Continue after the batches counted in ``state`` (from any engine / worker count)."""
@@ -395,18 +415,20 @@ class BatchIterator:
                 "The dataset, batch_size or seed changed since the checkpoint was written."
             )
         self.position = _consumed(saved)
-        if self.grain_iterator is not None:
-            ours = _loader_state(self.position, self.worker_count, self._sampler_repr, repr(self.source))
-            self.grain_iterator.set_state(json.dumps(ours, indent=4).encode())
+        if self.loader_iterator is not None:
+            ours = _loader_state(
+                self.position, self.worker_count, self._sampler_repr, repr(self.source)
+            )
+            self.loader_iterator.set_state(json.dumps(ours, indent=4).encode())
 
     def start_prefetch(self) -> None:
         """Part of the protocol Grain's Orbax handler expects after ``set_state``."""
-        if self.grain_iterator is not None:
-            self.grain_iterator.start_prefetch()
+        if self.loader_iterator is not None:
+            self.loader_iterator.start_prefetch()
 
     def close(self) -> None:
         """Stop Grain's worker processes / threads, if any."""
-        inner = getattr(self.grain_iterator, "_iterator", None)
+        inner = getattr(self.loader_iterator, "_iterator", None)
         if inner is not None and hasattr(inner, "close"):
             inner.close()
 
@@ -443,7 +465,9 @@ def _loader_state(consumed: int, worker_count: int, sampler: str, source: str) -
     }
 
 
-def eval_batches(data: Any, batch_size: int, *, field: str = "TrainingLoop.val_dataset") -> Iterator[dict[str, np.ndarray]]:
+def eval_batches(
+    data: Any, batch_size: int, *, field: str = "TrainingLoop.val_dataset"
+) -> Iterator[dict[str, np.ndarray]]:
     """The whole dataset in fixed order: full batches, then one final partial batch."""
     ds = normalize_dataset(data, field)
     n = len(ds) if isinstance(ds, RecordSource) else _rows(ds["x"])

@@ -41,7 +41,15 @@ class EquinoxProgram:
         placement: Placement,
     ) -> None:
         dynamic, static = eqx.partition(state, eqx.is_array)
-        self.initial_carry = dynamic
+        # The carry's buffers are donated to the compiled step. Its model leaves are
+        # the caller's own arrays (the user's model_op), so start from copies: the
+        # user's model must stay usable after training (and a loop can run twice).
+        self.initial_carry = jax.tree_util.tree_map(
+            lambda x: jax.device_put(x, x.sharding, may_alias=False)
+            if isinstance(x, jax.Array)
+            else x,
+            dynamic,
+        )
         self._static = static
         self._treedef = jax.tree_util.tree_structure(dynamic)
         self._task = task

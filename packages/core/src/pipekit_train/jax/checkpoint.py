@@ -1,0 +1,502 @@
+"""Orbax glue: one atomic checkpoint per step, a resume guard, and fault handling.
+
+Each step is ONE Orbax composite checkpoint with three items, committed together
+by Orbax's tmp-dir + rename protocol (a SIGKILL at any moment leaves the last
+committed step intact; nothing is written outside that commit):
+
+- ``state``: the pytree of jax arrays (model, optimiser state, step, RNG key),
+  restored sharding-aware onto the caller's template, which may be sharded
+  differently from the run that saved it;
+- ``data``: the Grain iterator state (``grain.checkpoint.CheckpointSave``);
+- ``meta``: a JSON dict (fingerprint, step, metrics, best values, callback state).
+
+Why the extra machinery around ``ocp.CheckpointManager``: a resume must refuse a
+checkpoint of a different run (fingerprint guard), must survive a corrupted or
+truncated latest step (quarantine it by renaming, fall back to an older one;
+never delete), and must not mistake a model-structure mismatch for corruption
+(a readable checkpoint is never quarantined).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipekit_train.errors import BackendNotInstalledError, CheckpointError, ConfigError
+
+__all__ = [
+    "RESUME_MODES",
+    "Checkpointer",
+    "RestoreResult",
+    "fingerprint_diff",
+    "inspect_checkpoints",
+]
+
+RESUME_MODES = ("auto", "never", "force")
+_MISSING = "<missing>"
+_OVERRIDE_HINT = (
+    'To resume anyway pass backend_options={"resume": "force"}; to start fresh and move the '
+    'old checkpoints aside pass backend_options={"resume": "never"}; or use a new checkpoint_dir.'
+)
+
+
+@dataclass(frozen=True)
+class RestoreResult:
+    """What :meth:`Checkpointer.restore` found: the step, the restored state and its meta."""
+
+    step: int
+    state: Any
+    meta: dict[str, Any]
+
+
+def _jsonable(value: Any) -> Any:
+    """JSON round-trip form of ``value`` (numpy / jax scalars and arrays become lists / numbers)."""
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if hasattr(value, "tolist"):  # numpy / jax arrays and scalars
+        return _jsonable(value.tolist())
+    return str(value)
+
+
+def fingerprint_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """Fields whose values differ between two fingerprints: ``{field: (old, new)}``.
+
+    Values are compared in their JSON form (tuples equal lists); a field present on
+    one side only maps to ``"<missing>"`` on the other.
+    """
+    a, b = _jsonable(dict(old)), _jsonable(dict(new))
+    return {
+        k: (a.get(k, _MISSING), b.get(k, _MISSING))
+        for k in sorted(set(a) | set(b))
+        if a.get(k, _MISSING) != b.get(k, _MISSING)
+    }
+
+
+def _ensure_writable(directory: Path) -> None:
+    """Create ``directory`` if needed and prove it is writable, leaving nothing behind."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        if not directory.is_dir():
+            raise NotADirectoryError(f"{directory} exists and is not a directory")
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as e:
+        raise CheckpointError(
+            f"TrainingLoop.checkpoint_dir {str(directory)!r} is not a writable directory: "
+            f"{e.strerror or e}. Choose a directory you can write to."
+        ) from None
+
+
+def _utc_stamp() -> str:
+    return datetime.datetime.now(tz=datetime.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+
+
+def _free_name(path: Path) -> Path:
+    """``path`` itself, or ``path.1``, ``path.2``, … whichever does not exist yet."""
+    candidate, i = path, 0
+    while candidate.exists():
+        i += 1
+        candidate = path.with_name(f"{path.name}.{i}")
+    return candidate
+
+
+def _dir_size(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def _is_step_dir(p: Path) -> bool:
+    return p.is_dir() and p.name.isdigit()
+
+
+def _is_orbax_leftover(p: Path) -> bool:
+    """Entries Orbax or this module put in a checkpoint dir (moved aside by resume='never')."""
+    name = p.name
+    return (
+        _is_step_dir(p)
+        or ".orbax-checkpoint-tmp" in name
+        or (name.split(".", 1)[0].isdigit() and ".corrupt" in name)
+    )
+
+
+class _Corrupt(Exception):
+    """A step that cannot be read back (internal: triggers quarantine and fallback)."""
+
+
+class Checkpointer:
+    """One atomic Orbax checkpoint per step: ``state`` + Grain ``data`` + JSON ``meta``.
+
+    ``keep_last`` (``None`` keeps all) is Orbax's ``max_to_keep``: old steps are
+    only deleted after a newer one has committed, so at least one valid step
+    always remains. ``resume`` is ``"auto"`` (resume if the fingerprint matches,
+    else raise), ``"force"`` (resume despite a differing fingerprint, with a
+    warning) or ``"never"`` (move existing checkpoints aside and start fresh).
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        keep_last: int | None,
+        fingerprint: Mapping[str, Any],
+        resume: str = "auto",
+        async_save: bool = True,
+    ) -> None:
+        self.directory = Path(directory).expanduser().absolute()
+        _ensure_writable(self.directory)  # before anything else
+        if resume not in RESUME_MODES:
+            raise ConfigError(
+                f"backend_options.resume must be one of {list(RESUME_MODES)}, got {resume!r}.",
+                field="backend_options.resume",
+            )
+        if keep_last is not None and (
+            isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 1
+        ):
+            raise ConfigError(
+                f"Checkpoint.keep_last must be a positive integer or None, got {keep_last!r}.",
+                field="Checkpoint.keep_last",
+            )
+        self.keep_last = keep_last
+        self.fingerprint: dict[str, Any] = _jsonable(dict(fingerprint))
+        self.resume = resume
+        self.async_save = async_save
+        self._quarantined: list[Path] = []
+        self._mngr = self._make_manager()
+
+    def _make_manager(self) -> Any:
+        try:
+            import grain
+            import orbax.checkpoint as ocp
+        except ImportError as e:
+            raise BackendNotInstalledError(
+                f"pipekit_train.jax.checkpoint needs {getattr(e, 'name', None) or e!s} "
+                "(not installed). Install core's JAX extra: pip install 'pipekit-train-core[jax]'"
+            ) from e
+
+        options = ocp.CheckpointManagerOptions(
+            max_to_keep=self.keep_last,
+            enable_async_checkpointing=self.async_save,
+            # Unfinalised `<step>.orbax-checkpoint-tmp` dirs from a killed run are
+            # never valid checkpoints; Orbax removes them on start-up.
+            cleanup_tmp_directories=True,
+            create=True,
+        )
+        return ocp.CheckpointManager(
+            self.directory,
+            options=options,
+            item_handlers={
+                "state": ocp.StandardCheckpointHandler(),
+                "data": grain.checkpoint.CheckpointHandler(),
+                "meta": ocp.JsonCheckpointHandler(),
+            },
+        )
+
+    # ---------------------------------------------------------------- queries
+    def all_steps(self) -> list[int]:
+        return sorted(self._mngr.all_steps())
+
+    def latest_step(self) -> int | None:
+        step = self._mngr.latest_step()
+        return None if step is None else int(step)
+
+    # ------------------------------------------------------------------- save
+    def save(
+        self, step: int, state: Any, data_iterator: Any | None, meta: Mapping[str, Any]
+    ) -> bool:
+        """Start writing step ``step`` (asynchronously if ``async_save``).
+
+        The Grain state is captured before this returns, so the iterator may move
+        on at once. ``meta`` is stored with ``fingerprint`` and ``step`` added.
+        Returns False (and writes nothing) if the step already exists.
+        """
+        import grain
+        import orbax.checkpoint as ocp
+
+        step = int(step)
+        if step in self._mngr.all_steps():
+            return False
+        full_meta = _jsonable({**dict(meta), "fingerprint": self.fingerprint, "step": step})
+        items: dict[str, Any] = {
+            "state": ocp.args.StandardSave(state),
+            "meta": ocp.args.JsonSave(full_meta),
+        }
+        if data_iterator is not None:
+            items["data"] = grain.checkpoint.CheckpointSave(data_iterator)
+        saved: bool = self._mngr.save(step, args=ocp.args.Composite(**items), force=True)
+        return saved
+
+    def wait(self) -> None:
+        """Block until pending asynchronous saves have committed."""
+        self._mngr.wait_until_finished()
+
+    def close(self) -> None:
+        """Wait for pending saves and release Orbax's resources."""
+        self._mngr.close()
+
+    def __enter__(self) -> Checkpointer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---------------------------------------------------------------- restore
+    def restore(self, state_template: Any, data_iterator: Any | None) -> RestoreResult | None:
+        """Restore the newest usable step into ``state_template`` / ``data_iterator``.
+
+        Returns None for a fresh start (no checkpoint, ``resume="never"``, or no
+        readable step left). Corrupted steps are renamed ``<step>.corrupt`` with a
+        warning and the next newest is tried. Raises :class:`CheckpointError` when
+        the newest readable step belongs to a different run (fingerprint, unless
+        ``resume="force"``) or does not fit the template's structure.
+        """
+        self.wait()
+        if self.resume == "never":
+            self._archive_existing()
+            return None
+        self._mngr.reload()
+        initial_data_state = data_iterator.get_state() if data_iterator is not None else None
+        for step in sorted(self._mngr.all_steps(), reverse=True):
+            try:
+                result = self._restore_step(int(step), state_template, data_iterator)
+            except _Corrupt as e:
+                if data_iterator is not None:
+                    data_iterator.set_state(initial_data_state)
+                self._quarantine(int(step), e.__cause__ or e)
+                continue
+            except BaseException:
+                if data_iterator is not None:
+                    data_iterator.set_state(initial_data_state)
+                raise
+            return result
+        if self._quarantined:
+            warnings.warn(
+                f"No readable checkpoint left in {self.directory}; starting from scratch.",
+                stacklevel=2,
+            )
+        return None
+
+    def _restore_step(self, step: int, template: Any, data_iterator: Any | None) -> RestoreResult:
+        import grain
+        import orbax.checkpoint as ocp
+
+        try:
+            meta = self._mngr.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))[
+                "meta"
+            ]
+            if not isinstance(meta, dict):
+                raise ValueError(f"meta item is a {type(meta).__name__}, not a dict")
+        except Exception as e:
+            raise _Corrupt(f"its meta item is unreadable: {e}") from e
+        self._check_fingerprint(step, meta.get("fingerprint", {}))
+        try:
+            saved_tree = self._mngr.item_metadata(step)["state"].tree
+        except Exception as e:
+            raise _Corrupt(f"its state metadata is unreadable: {e}") from e
+        _check_structure(step, saved_tree, template)
+        items: dict[str, Any] = {"state": ocp.args.StandardRestore(_restore_template(template))}
+        if data_iterator is not None:
+            items["data"] = grain.checkpoint.CheckpointRestore(data_iterator)
+        try:
+            restored = self._mngr.restore(step, args=ocp.args.Composite(**items))
+        except CheckpointError:
+            raise
+        except Exception as e:
+            problem = self._unreadable(step, saved_tree, data_iterator is not None)
+            if problem is not None:
+                raise _Corrupt(problem) from e
+            raise CheckpointError(
+                f"Checkpoint step {step} in {self.directory} is readable but cannot be restored "
+                f"into this run's state: {type(e).__name__}: {e}"
+            ) from e
+        return RestoreResult(step=step, state=restored["state"], meta=meta)
+
+    def _check_fingerprint(self, step: int, saved: Mapping[str, Any]) -> None:
+        diff = fingerprint_diff(saved, self.fingerprint)
+        if not diff:
+            return
+        lines = "\n".join(
+            f"  {k}: checkpoint {old!r} != this run {new!r}" for k, (old, new) in diff.items()
+        )
+        message = (
+            f"The checkpoint at step {step} in {self.directory} was written by a different run; "
+            f"these fields differ:\n{lines}\n"
+        )
+        if self.resume == "force":
+            warnings.warn(
+                message + 'Resuming anyway (backend_options={"resume": "force"}).', stacklevel=4
+            )
+            return
+        raise CheckpointError(message + _OVERRIDE_HINT)
+
+    def _unreadable(self, step: int, saved_tree: Any, with_data: bool) -> str | None:
+        """Why step ``step`` cannot be read back at all (None if it reads fine as numpy)."""
+        import jax
+        import numpy as np
+        import orbax.checkpoint as ocp
+
+        step_dir = self.directory / str(step)
+        try:
+            restore_args = jax.tree.map(
+                lambda _: ocp.RestoreArgs(restore_type=np.ndarray), saved_tree
+            )
+            with ocp.PyTreeCheckpointer() as ckptr:
+                ckptr.restore(
+                    step_dir / "state", args=ocp.args.PyTreeRestore(restore_args=restore_args)
+                )
+        except Exception as e:
+            return f"its state item is unreadable: {type(e).__name__}: {e}"
+        if with_data:
+            files = sorted((step_dir / "data").glob("process_*.json"))
+            try:
+                if not files:
+                    raise FileNotFoundError("no process_*.json")
+                for f in files:
+                    json.loads(f.read_text())
+            except Exception as e:
+                return f"its data item is unreadable: {type(e).__name__}: {e}"
+        return None
+
+    def _quarantine(self, step: int, error: BaseException) -> None:
+        """Rename step ``step`` out of Orbax's view (``<step>.corrupt``); never delete."""
+        src = self.directory / str(step)
+        dst = _free_name(self.directory / f"{step}.corrupt")
+        src.rename(dst)
+        self._quarantined.append(dst)
+        self._mngr.reload()
+        warnings.warn(
+            f"Checkpoint step {step} in {self.directory} is corrupted or truncated ({error}); "
+            f"moved it to {dst.name} and falling back to the next newest step.",
+            stacklevel=4,
+        )
+
+    def _archive_existing(self) -> None:
+        """``resume="never"``: move existing checkpoints into ``archived-<UTC time>/``."""
+        entries = [p for p in self.directory.iterdir() if _is_orbax_leftover(p)]
+        if not entries:
+            return
+        archive = _free_name(self.directory / f"archived-{_utc_stamp()}")
+        archive.mkdir()
+        for p in entries:
+            p.rename(archive / p.name)
+        self._mngr.reload()
+        warnings.warn(
+            f'backend_options={{"resume": "never"}}: moved {len(entries)} existing checkpoint '
+            f"entries of {self.directory} to {archive.name}/ (nothing deleted); starting fresh.",
+            stacklevel=3,
+        )
+
+
+def _restore_template(template: Any) -> Any:
+    """``jax.ShapeDtypeStruct`` leaves carrying the sharding to restore onto."""
+    import jax
+
+    default = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
+
+    def leaf(x: Any) -> Any:
+        if isinstance(x, (jax.Array, jax.ShapeDtypeStruct)):
+            sharding = getattr(x, "sharding", None) or default
+            return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)
+        return x
+
+    return jax.tree.map(leaf, template)
+
+
+def _check_structure(step: int, saved_tree: Any, template: Any) -> None:
+    """Raise :class:`CheckpointError` if the template's leaves differ from the saved ones."""
+    import jax
+    import orbax.checkpoint as ocp
+
+    saved = ocp.tree.to_flat_dict(saved_tree)
+    ours = ocp.tree.to_flat_dict(template)
+    problems: list[str] = []
+    for key in sorted(set(saved) - set(ours)):
+        problems.append(f"  {'.'.join(key)}: in the checkpoint, not in this run's state")
+    for key in sorted(set(ours) - set(saved)):
+        problems.append(f"  {'.'.join(key)}: in this run's state, not in the checkpoint")
+    for key in sorted(set(saved) & set(ours)):
+        s, t = saved[key], ours[key]
+        t_dtype = getattr(t, "dtype", None)
+        if t_dtype is None or jax.dtypes.issubdtype(t_dtype, jax.dtypes.prng_key):
+            continue
+        if tuple(getattr(s, "shape", ())) != tuple(t.shape):
+            problems.append(
+                f"  {'.'.join(key)}: shape {tuple(s.shape)} in the checkpoint, {tuple(t.shape)} now"
+            )
+    if problems:
+        shown = "\n".join(problems[:20]) + (
+            f"\n  … and {len(problems) - 20} more" if len(problems) > 20 else ""
+        )
+        raise CheckpointError(
+            f"Checkpoint step {step} holds a different model/optimiser structure than this run:\n"
+            f"{shown}\n{_STRUCTURE_HINT}"
+        )
+
+
+_STRUCTURE_HINT = (
+    'Start fresh with backend_options={"resume": "never"} (old checkpoints are moved aside) '
+    "or use a new checkpoint_dir."
+)
+
+
+def inspect_checkpoints(directory: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """One dict per step directory (plus quarantined ones) for ``pipekit-train inspect``.
+
+    Keys: ``step``, ``path``, ``valid`` (meta, state metadata and data state all
+    readable), ``error`` (why not), ``meta`` (``None`` if unreadable; holds the
+    fingerprint and metrics) and ``size_bytes``. Reads only; writes nothing.
+    """
+    root = Path(directory).expanduser().absolute()
+    if not root.is_dir():
+        raise CheckpointError(f"checkpoint_dir {str(root)!r} does not exist or is not a directory.")
+    rows: list[dict[str, Any]] = []
+    candidates = [p for p in root.iterdir() if p.is_dir() and p.name.split(".", 1)[0].isdigit()]
+    for p in sorted(candidates, key=lambda p: (int(p.name.split(".", 1)[0]), p.name)):
+        row: dict[str, Any] = {
+            "step": int(p.name.split(".", 1)[0]),
+            "path": str(p),
+            "valid": False,
+            "error": None,
+            "meta": None,
+            "size_bytes": _dir_size(p),
+        }
+        if not _is_step_dir(p):
+            row["error"] = (
+                "incomplete (unfinalised)" if ".orbax-checkpoint-tmp" in p.name else "quarantined"
+            )
+        else:
+            row["meta"], row["error"] = _inspect_step(p)
+            row["valid"] = row["error"] is None
+        rows.append(row)
+    return rows
+
+
+def _inspect_step(step_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
+    import orbax.checkpoint as ocp
+
+    meta: dict[str, Any] | None = None
+    try:
+        meta = json.loads((step_dir / "meta" / "metadata").read_text())
+    except Exception as e:
+        return None, f"meta unreadable: {type(e).__name__}: {e}"
+    try:
+        with ocp.PyTreeCheckpointer() as ckptr:
+            if ckptr.metadata(step_dir / "state") is None:
+                raise ValueError("no state metadata")
+    except Exception as e:
+        return meta, f"state unreadable: {type(e).__name__}: {e}"
+    for f in sorted((step_dir / "data").glob("process_*.json")):
+        try:
+            json.loads(f.read_text())
+        except Exception as e:
+            return meta, f"data state unreadable: {type(e).__name__}: {e}"
+    return meta, None

@@ -1,0 +1,57 @@
+"""dict, (x, y) tuple, indexable of dicts / tuples, and grain.MapDataset: the same batches."""
+
+from __future__ import annotations
+
+import grain
+import numpy as np
+from _data_helpers import toy_data
+
+from pipekit_train.jax.data import BatchIterator, BatchSource, RecordSource, normalize_dataset
+
+
+class DictRecords:
+    def __init__(self, data):
+        self.data = data
+
+    def __len__(self):
+        return len(self.data["x"])
+
+    def __getitem__(self, i):
+        return {"x": self.data["x"][i], "y": self.data["y"][i]}
+
+
+class TupleRecords(DictRecords):
+    def __getitem__(self, i):
+        return self.data["x"][i], self.data["y"][i]
+
+
+def test_all_forms_agree():
+    data = toy_data(53)
+    forms = {
+        "dict": data,
+        "tuple": (data["x"], data["y"]),
+        "lists": {"x": data["x"].tolist(), "y": data["y"].tolist()},
+        "indexable-dicts": DictRecords(data),
+        "indexable-tuples": TupleRecords(data),
+        "list-of-dicts": [{"x": data["x"][i], "y": data["y"][i]} for i in range(53)],
+        "grain.MapDataset": grain.MapDataset.source(DictRecords(data)),
+    }
+    iterators = {name: BatchIterator(BatchSource(f, 8, seed=9)) for name, f in forms.items()}
+    reference = iterators.pop("dict")
+    for _ in range(15):
+        expected = reference.next_batch()
+        for name, it in iterators.items():
+            got = it.next_batch()
+            got = {k: np.asarray(v, dtype=expected[k].dtype) for k, v in got.items()}
+            assert got.keys() == expected.keys(), name
+            for k in got:
+                np.testing.assert_array_equal(got[k], expected[k], err_msg=f"{name}: {k}")
+    chunk = BatchIterator(BatchSource(forms["grain.MapDataset"], 8, seed=9)).next_chunk(3)
+    assert chunk["x"].shape == (3, 8, 3)
+
+
+def test_normalized_kinds_and_extra_keys_travel_along():
+    data = {**toy_data(20), "w": np.ones(20)}
+    assert isinstance(normalize_dataset(DictRecords(data), "f"), RecordSource)
+    batch = BatchSource(data, 4, seed=0)[0]
+    assert set(batch) == {"x", "y", "w"} and batch["w"].shape == (4,)
