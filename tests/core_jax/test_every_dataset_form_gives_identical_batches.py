@@ -55,3 +55,17 @@ def test_normalized_kinds_and_extra_keys_travel_along():
     assert isinstance(normalize_dataset(DictRecords(data), "f"), RecordSource)
     batch = BatchSource(data, 4, seed=0)[0]
     assert set(batch) == {"x", "y", "w"} and batch["w"].shape == (4,)
+
+
+def test_dict_records_may_list_their_keys_in_any_order():
+    data = toy_data(20)
+
+    class Shuffled(DictRecords):
+        def __getitem__(self, i):
+            record = {"x": self.data["x"][i], "y": self.data["y"][i]}
+            return record if i % 2 else {"y": record["y"], "x": record["x"]}
+
+    got = BatchSource(Shuffled(data), 4, seed=1)[2]
+    expected = BatchSource(data, 4, seed=1)[2]
+    np.testing.assert_array_equal(got["x"], expected["x"])
+    np.testing.assert_array_equal(got["y"], expected["y"])

@@ -1,8 +1,8 @@
 """Shared helpers for the Equinox backend's training tests.
 
-Kept small and fast: a 4-feature, 3-class synthetic problem (or sklearn's iris /
-digits where a real dataset reads better), MLPs a few units wide, a few dozen
-steps. ``make_model`` doubles as the ``JaxModelOp`` factory that ``op.json``
+Kept small and fast: a 4-feature, 3-class synthetic NumPy problem, MLPs a few
+units wide, a few dozen steps, and one shared JAX compilation cache (see
+:func:`compilation_cache_dir`). The CLI test runs the real digits example. ``make_model`` doubles as the ``JaxModelOp`` factory that ``op.json``
 records (``"_eqx_helpers:make_model"``), the way ``examples/digits_mlp.py`` does.
 
 Running the tests from a source checkout whose venv did not install

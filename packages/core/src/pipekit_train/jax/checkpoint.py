@@ -271,7 +271,7 @@ class Checkpointer:
             except _Corrupt as e:
                 if data_iterator is not None:
                     data_iterator.set_state(initial_data_state)
-                self._quarantine(int(step), e.__cause__ or e)
+                self._quarantine(int(step), e)
                 continue
             except BaseException:
                 if data_iterator is not None:
@@ -370,7 +370,9 @@ class Checkpointer:
         """Rename step ``step`` out of Orbax's view (``<step>.corrupt``); never delete."""
         src = self.directory / str(step)
         dst = _free_name(self.directory / f"{step}.corrupt")
-        src.rename(dst)
+        if _is_primary():
+            src.rename(dst)
+        _barrier(f"pipekit_quarantine_{step}")
         self._quarantined.append(dst)
         self._mngr.reload()
         warnings.warn(
@@ -385,15 +387,33 @@ class Checkpointer:
         if not entries:
             return
         archive = _free_name(self.directory / f"archived-{_utc_stamp()}")
-        archive.mkdir()
-        for p in entries:
-            p.rename(archive / p.name)
+        if _is_primary():
+            archive.mkdir()
+            for p in entries:
+                p.rename(archive / p.name)
+        _barrier("pipekit_archive")
         self._mngr.reload()
         warnings.warn(
             f'backend_options={{"resume": "never"}}: moved {len(entries)} existing checkpoint '
             f"entries of {self.directory} to {archive.name}/ (nothing deleted); starting fresh.",
             stacklevel=3,
         )
+
+
+def _is_primary() -> bool:
+    """Only process 0 renames things on (shared) checkpoint storage."""
+    import orbax.checkpoint as ocp
+
+    return bool(ocp.multihost.process_index() == 0)
+
+
+def _barrier(name: str) -> None:
+    """Let every process see process 0's renames before going on (no-op on one process)."""
+    import jax
+    import orbax.checkpoint as ocp
+
+    if jax.process_count() > 1:
+        ocp.multihost.sync_global_processes(name)
 
 
 def _restore_template(template: Any) -> Any:
