@@ -11,10 +11,7 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("tensorboardX")
-
+import tensorboardX  # noqa: F401  (the [tensorboard] extra is part of this session)
 from tensorboardX.proto import event_pb2  # noqa: E402
 
 from pipekit_train import TensorBoardWriter  # noqa: E402

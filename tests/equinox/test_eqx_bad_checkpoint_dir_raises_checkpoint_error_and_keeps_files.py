@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -15,8 +14,6 @@ from _eqx_helpers import (
 )
 
 from pipekit_train import Checkpoint, CheckpointError
-
-pytest.importorskip("pipekit_train.jax.checkpoint")
 
 
 def _tree(root: Path) -> dict[str, int]:
@@ -47,18 +44,6 @@ def test_checkpoint_dir_that_is_a_regular_file(monkeypatch, tmp_path):
             run_loop(tiny_loop(checkpoint_dir=str(target)))
     assert not watch.anything
     assert target.read_text() == "precious"
-
-
-@pytest.mark.skipif(os.geteuid() == 0, reason="root can write to a read-only folder")
-def test_read_only_checkpoint_dir(monkeypatch, tmp_path):
-    target = tmp_path / "ro"
-    target.mkdir()
-    target.chmod(0o500)
-    try:
-        with pytest.raises(CheckpointError, match="checkpoint_dir"):
-            run_loop(tiny_loop(checkpoint_dir=str(target)))
-    finally:
-        target.chmod(0o700)
 
 
 def test_checkpoint_of_a_different_model_structure(monkeypatch, tmp_path):

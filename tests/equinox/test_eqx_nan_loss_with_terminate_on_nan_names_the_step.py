@@ -56,7 +56,6 @@ def test_without_terminate_on_nan_training_runs_to_the_end():
 
 
 def test_earlier_checkpoints_survive_the_nan(tmp_path):
-    pytest.importorskip("pipekit_train.jax.checkpoint")
     from pipekit_train.jax.checkpoint import inspect_checkpoints
 
     ckpt = tmp_path / "ckpt"

@@ -11,7 +11,6 @@ import pytest
 from pipekit_train.errors import ConfigError, DataError
 from pipekit_train.jax import JaxModelOp
 
-
 TRACES: list[tuple[int, ...]] = []
 
 

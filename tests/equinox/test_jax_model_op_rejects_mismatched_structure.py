@@ -14,7 +14,6 @@ from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.jax import JaxModelOp
 
 
-
 def mlp(width=16, depth=2, dtype=None):
     return eqx.nn.MLP(5, 3, width, depth, key=jax.random.key(0), dtype=dtype)
 

@@ -15,7 +15,6 @@ from _eqx_models import FACTORY_SOURCE
 from pipekit_train.jax import JaxModelOp
 from pipekit_train.operator import Operator
 
-
 X = np.random.default_rng(0).normal(size=(7, 5)).astype(np.float32)
 
 

@@ -14,7 +14,6 @@ import pytest
 from pipekit_train.jax import JaxModelOp
 
 
-
 def _refuse(*args, **kwargs):
     raise AssertionError("pickle was used")
 

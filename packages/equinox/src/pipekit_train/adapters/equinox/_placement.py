@@ -86,5 +86,10 @@ class Placement:
 
         return jax.device_get(jax.tree_util.tree_map(get, tree))
 
+    @property
+    def replicated_sharding(self) -> Any:
+        """The fully replicated ``NamedSharding`` over the mesh (``None`` without a spec)."""
+        return self._replicated if self.spec is not None else None
+
     def describe(self) -> dict[str, Any] | None:
         return None if self.spec is None else self.spec.describe()

@@ -67,8 +67,15 @@ class EquinoxProgram:
         def chunk(dyn: Any, batches: Any, key: jax.Array) -> tuple[Any, dict[str, jax.Array]]:
             return jax.lax.scan(lambda d, b: one(d, b, key), dyn, batches)
 
-        self._one = jax.jit(one, donate_argnums=0)
-        self._chunk = jax.jit(chunk, donate_argnums=0)
+        out_shardings: Any = None
+        if placement.spec is not None:
+            # Pin the carry's layout: left free, XLA may hand back a leaf the uniform
+            # model_pspec replicates (a bias) split along a mesh axis, which would change
+            # the next call's input shardings (a recompile) and the checkpoint layout.
+            carry_shardings = jax.tree_util.tree_map(lambda x: x.sharding, self.initial_carry)
+            out_shardings = (carry_shardings, placement.replicated_sharding)
+        self._one = jax.jit(one, donate_argnums=0, out_shardings=out_shardings)
+        self._chunk = jax.jit(chunk, donate_argnums=0, out_shardings=out_shardings)
 
         eval_fn = getattr(task, "eval_fn", None)
         if eval_fn is None:

@@ -175,11 +175,14 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
     model_op, module = _unwrap_model(loop.model_op)
     spec = loop.sharding
     # Without a spec the single-device path is kept even under a distributed JAX.
-    placement_processes = (jax.process_index(), jax.process_count()) if spec is not None else (0, 1)
+    # With one, process p reads block r of each global batch, where r is the block of
+    # rows its devices hold (r == p for a process-major mesh such as Mesh(jax.devices())).
+    placement_processes = (0, 1)
     if spec is not None:
         from ._sharding import validate_sharding
 
-        validate_sharding(loop, spec, module)
+        block = validate_sharding(loop, spec, module)
+        placement_processes = (block, jax.process_count())
     train = normalize_dataset(loop.dataset, "TrainingLoop.dataset")
     val = (
         normalize_dataset(loop.val_dataset, "TrainingLoop.val_dataset")
@@ -201,6 +204,11 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
     base_key, eval_key = jax.random.split(root)
     state = TrainState.create(module, optimizer)
     first_batch = source[0]
+    if spec is not None:
+        from ._sharding import validate_batch_spec, validate_model_spec
+
+        validate_model_spec(spec, state)
+        validate_batch_spec(spec, first_batch, loop.batch_size)
     _check_loss_shape(task, state, first_batch, base_key, user_task=loop.task is not None)
     if val is not None:
         _check_eval(task, state, first_batch, val, loop.batch_size, eval_key,
@@ -244,7 +252,10 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         rng=base_key,
     )
     final_state = program.state_of(result.carry)
-    trained = _wrap(model_op, final_state.model)
+    final_model = final_state.model
+    if placement.multiprocess:
+        final_model = _process_local(final_model)
+    trained = _wrap(model_op, final_model)
     info: dict[str, Any] = {
         "backend": "equinox",
         **library_versions(),
@@ -265,6 +276,21 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         "sharding": placement.describe(),
     }
     return trained, info
+
+
+def _process_local(module: Any) -> Any:
+    """The trained module with every array whole on this process's first device.
+
+    Under several processes the carry's arrays span devices this process cannot
+    address; the returned op must be usable (called, saved) on each process alone.
+    """
+    from jax.experimental import multihost_utils
+
+    dynamic, static = eqx.partition(module, eqx.is_array)
+    host = multihost_utils.process_allgather(dynamic, tiled=True)
+    device = jax.local_devices()[0]
+    local = jax.tree_util.tree_map(lambda a: jax.device_put(np.asarray(a), device), host)
+    return eqx.combine(local, static)
 
 
 def _wrap(model_op: Any, module: Any) -> JaxModelOp:
