@@ -166,6 +166,7 @@ def expect_config_error(fn: Any, field: str, words: tuple[str, ...]) -> str:
 def worker(index: int, port: int, out: Path) -> None:
     import jax
 
+    log(f"process {index}: jax imported")
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     jax.distributed.initialize(
         coordinator_address=f"127.0.0.1:{port}", num_processes=2, process_id=index,
