@@ -122,8 +122,7 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", *paths)
 
 
-# Not tagged "ci" yet: tag it once `nox -s typecheck` passes on main.
-@nox.session
+@nox.session(tags=["ci"])
 def typecheck(session: nox.Session) -> None:
     """mypy over core and the equinox backend, from source (see [tool.mypy])."""
     _uv_sync(
