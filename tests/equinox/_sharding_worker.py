@@ -12,9 +12,10 @@ process). Each scenario is a dict:
   ``[axis_name, size]`` pairs (a mesh over the first devices, row-major);
 - ``model_pspec`` / ``data_pspec``: lists of axis names (or ``None``) for ``PartitionSpec``;
 - ``steps_per_call``, ``max_steps``, ``batch_size``, ``n`` (dataset rows),
-  ``checkpoint_dir``, ``stop_at`` (a callback stops the run there: a checkpoint is
-  written and the run ends early, like a pre-empted job), ``dataset`` (``"stream"``
-  for a generator).
+  ``checkpoint_dir`` (with a ``Checkpoint`` every ``checkpoint_every`` steps),
+  ``stop_at`` (a callback stops the run there: a checkpoint is written and the
+  run ends early, like a pre-empted job), ``dataset`` (``"stream"`` for a
+  generator).
 
 Training results go to ``OUT_DIR/<name>.npz`` (the trained leaves, ``leaf_0`` …)
 and ``OUT_DIR/results.json`` (``backend_info["sharding"]``, ``resumed_from_step``,
@@ -36,7 +37,7 @@ import numpy as np
 from _eqx_helpers import leaves, make_data, make_model, run_loop, tiny_loop  # noqa: E402
 from jax.sharding import Mesh, PartitionSpec
 
-from pipekit_train import Callback
+from pipekit_train import Callback, Checkpoint
 from pipekit_train.adapters.equinox import ShardingSpec, _placement, _program
 from pipekit_train.errors import PipekitError
 
@@ -124,10 +125,13 @@ def make_loop(sc: dict[str, Any]) -> Any:
         "sharding": make_spec(sc),
         "backend_options": options,
     }
+    callbacks: list[Any] = []
     if sc.get("checkpoint_dir"):
         kwargs["checkpoint_dir"] = sc["checkpoint_dir"]
+        callbacks.append(Checkpoint(every_n_steps=int(sc.get("checkpoint_every", 10))))
     if sc.get("stop_at"):
-        kwargs["callbacks"] = [StopAt(int(sc["stop_at"]))]
+        callbacks.append(StopAt(int(sc["stop_at"])))
+    kwargs["callbacks"] = callbacks
     return tiny_loop(**kwargs)
 
 
@@ -135,9 +139,7 @@ def train(sc: dict[str, Any], out_dir: Path, probe: PlacementProbe) -> dict[str,
     probe.reset()
     op, info = run_loop(make_loop(sc))
     module = op.module
-    arrays = [
-        leaf for leaf in jax.tree_util.tree_leaves(module) if isinstance(leaf, jax.Array)
-    ]
+    arrays = [leaf for leaf in jax.tree_util.tree_leaves(module) if isinstance(leaf, jax.Array)]
     np.savez(out_dir / f"{sc['name']}.npz", **{f"leaf_{i}": a for i, a in enumerate(leaves(op))})
     return {
         "sharding": info["sharding"],
@@ -146,6 +148,8 @@ def train(sc: dict[str, Any], out_dir: Path, probe: PlacementProbe) -> dict[str,
         "final_loss": info["final_metrics"].get("loss"),
         "leaves": [describe_array(a) for a in arrays],
         "placed": probe.seen,
+        # the trained op is usable as is (its leaves live on the mesh)
+        "prediction": np.asarray(op(make_data(8, seed=1)["x"])).tolist(),
     }
 
 

@@ -304,8 +304,11 @@ class Checkpointer:
             raise _Corrupt(f"its state metadata is unreadable: {e}") from e
         _check_structure(step, saved_tree, template)
         items: dict[str, Any] = {"state": ocp.args.StandardRestore(_restore_template(template))}
+        foreign_data_state = None
         if data_iterator is not None:
-            items["data"] = grain.checkpoint.CheckpointRestore(data_iterator)
+            foreign_data_state = _other_process_count_state(self.directory / str(step) / "data")
+            if foreign_data_state is None:
+                items["data"] = grain.checkpoint.CheckpointRestore(data_iterator)
         try:
             restored = self._mngr.restore(step, args=ocp.args.Composite(**items))
         except CheckpointError:
@@ -318,6 +321,8 @@ class Checkpointer:
                 f"Checkpoint step {step} in {self.directory} is readable but cannot be restored "
                 f"into this run's state: {type(e).__name__}: {e}"
             ) from e
+        if foreign_data_state is not None and data_iterator is not None:
+            data_iterator.set_state(foreign_data_state)  # saved under another process count
         return RestoreResult(step=step, state=restored["state"], meta=meta)
 
     def _check_fingerprint(self, step: int, saved: Mapping[str, Any]) -> None:
@@ -398,6 +403,36 @@ class Checkpointer:
             f"entries of {self.directory} to {archive.name}/ (nothing deleted); starting fresh.",
             stacklevel=3,
         )
+
+
+def _other_process_count_state(data_dir: Path) -> bytes | None:
+    """The iterator state to use when Grain has none for this process index and count.
+
+    Grain writes each process's iterator state to ``process_<i>-of-<n>.json`` and
+    restores only the file of the current index and count, so a run checkpointed by
+    2 processes could not resume on 1 or 4. A ``BatchIterator``'s state is the same
+    on every process (the count of consumed global batches), so when every saved
+    file holds the same state, that state is used. Returns ``None`` when this
+    process's own file exists (Grain's handler restores it).
+    """
+    import jax
+
+    if (data_dir / f"process_{jax.process_index()}-of-{jax.process_count()}.json").exists():
+        return None
+    files = sorted(data_dir.glob("process_*-of-*.json"))
+    if not files:
+        return None  # nothing saved: Grain's handler reports it (a corrupt step)
+    try:
+        states = {json.dumps(json.loads(f.read_text()), sort_keys=True) for f in files}
+    except (OSError, ValueError) as e:
+        raise _Corrupt(f"its data item is unreadable: {type(e).__name__}: {e}") from e
+    if len(states) != 1:
+        raise CheckpointError(
+            f"{data_dir} holds the data iterator states {[f.name for f in files]}, which "
+            f"differ, and none for process {jax.process_index()} of {jax.process_count()}; "
+            "resume with the process count that wrote it"
+        )
+    return states.pop().encode()
 
 
 def _is_primary() -> bool:

@@ -1,0 +1,438 @@
+"""The benchmark cases. Each returns ``Row``s; ``run.py`` prints and writes them.
+
+Every speed case interleaves the pipekit path and its reference in this one process
+(``repeats`` rounds; the order inside a round rotates) and reports medians plus the
+median over rounds of the paired ratio ``reference time / pipekit time`` (> 1: pipekit
+is faster).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _common import (
+    BATCH,
+    OPTIMIZER_CONFIG,
+    backend_seconds_per_step,
+    hand_seconds_per_step,
+    median,
+    paired_ratio,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Row:
+    case: str
+    what: str
+    ours: str
+    reference: str
+    ratio: str
+    target: str
+    ok: bool | None  # None: reported, no target
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Settings:
+    repeats: int = 5
+    window: int = 1000  # timed steps per training measurement
+    sweep_repeats: int = 3
+    cli_pairs: int = 2
+    import_runs: int = 7
+    default_k: int = 50
+
+
+def _rate(seconds_per_step: float) -> str:
+    return f"{1.0 / seconds_per_step:,.0f} steps/s"
+
+
+def _rotate(items: list[Any], r: int) -> list[Any]:
+    r %= len(items)
+    return items[r:] + items[:r]
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# -- cases 1-3: the backend against the hand-written loop and Keras ---------------------------
+
+
+def cases_backend_vs_references(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
+    """1: K=1 ÷ hand loop; 2: default K ÷ hand loop; 3: default K ÷ Keras fit."""
+    from _keras_ref import keras_seconds_per_step
+
+    w = s.window
+    spe = len(data["x"]) // BATCH
+    keras_epochs = 1 + max(1, round(w / spe))
+    keras_tile = 8
+    keras_epochs_tiled = 1 + max(1, round(w / (spe * keras_tile)))
+    start = 550  # after the first checkpoint (step 500) and its one-time set-up
+    runs: dict[str, Callable[[], float]] = {
+        "hand": lambda: hand_seconds_per_step(data, w),
+        "k1": lambda: (
+            backend_seconds_per_step(
+                data, steps_per_call=1, start=start, window=w, checkpoint_every=500
+            ).seconds_per_step
+        ),
+        "kdef": lambda: (
+            backend_seconds_per_step(
+                data, steps_per_call=None, start=start, window=w, checkpoint_every=500
+            ).seconds_per_step
+        ),
+        "keras": lambda: keras_seconds_per_step(
+            data, steps_per_execution=s.default_k, epochs=keras_epochs
+        ),
+        "keras_tiled": lambda: keras_seconds_per_step(
+            data, steps_per_execution=s.default_k, epochs=keras_epochs_tiled, tile=keras_tile
+        ),
+    }
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for r in range(s.repeats):
+        for name in _rotate(list(runs), r):
+            times[name].append(runs[name]())
+        _say(
+            f"  round {r + 1}/{s.repeats}: "
+            + ", ".join(f"{n} {1 / times[n][-1]:.0f}/s" for n in runs)
+        )
+    k = s.default_k
+    rows = []
+    for case, what, ours, ref, target in (
+        ("1", "backend K=1, log/50, ckpt/500 ÷ hand `eqx.filter_jit` loop", "k1", "hand", 1.0),
+        (
+            "2",
+            f"backend K={k} (default), log/50, ckpt/500 ÷ hand `eqx.filter_jit` loop",
+            "kdef",
+            "hand",
+            1.7,
+        ),
+        (
+            "3",
+            f"backend K={k}, log/50, ckpt/500 ÷ Keras 3 `fit` (JAX), steps_per_execution={k}",
+            "kdef",
+            "keras",
+            1.1,
+        ),
+        (
+            "3b",
+            f"as 3, Keras data tiled x{keras_tile} (one epoch = {spe * keras_tile} steps)",
+            "kdef",
+            "keras_tiled",
+            1.1,
+        ),
+    ):
+        ratio = paired_ratio(times[ref], times[ours])
+        target_text = f"≥ {target}" + (" (stretch 1.4)" if case == "1" else "")
+        rows.append(
+            Row(
+                case,
+                what,
+                _rate(median(times[ours])),
+                _rate(median(times[ref])),
+                f"{ratio:.2f}",
+                target_text,
+                ratio >= target,
+                {"ours_s_per_step": times[ours], "reference_s_per_step": times[ref]},
+            )
+        )
+    return rows
+
+
+# -- case 4: the Grain batch path against in-memory slicing, feeding the same step ------------
+
+
+def _program(data: dict[str, np.ndarray]) -> tuple[Any, Any, Any]:
+    """The backend's compiled step (``EquinoxProgram``), built as ``run`` builds it."""
+    import jax
+    from _common import make_model
+
+    from pipekit_train.adapters.equinox._placement import Placement
+    from pipekit_train.adapters.equinox._program import EquinoxProgram
+    from pipekit_train.adapters.equinox._state import TrainState
+    from pipekit_train.adapters.equinox._task import SupervisedTask
+    from pipekit_train.jax.data import BatchIterator, BatchSource
+    from pipekit_train.jax.losses import resolve_loss
+    from pipekit_train.jax.optim import resolve_optimizer
+
+    optimizer = resolve_optimizer(OPTIMIZER_CONFIG, max_steps=10**9)
+    task = SupervisedTask(
+        loss=resolve_loss("cross_entropy", field="loss"), classification="cross_entropy"
+    )
+    base_key, eval_key = jax.random.split(jax.random.PRNGKey(0))
+    program = EquinoxProgram(
+        TrainState.create(make_model(), optimizer),
+        task,
+        optimizer,
+        base_key=base_key,
+        eval_key=eval_key,
+        val_data=None,
+        eval_batch_size=BATCH,
+        placement=Placement(None),
+    )
+    source = BatchSource(data, BATCH, 0)
+    return program, source, BatchIterator
+
+
+class _Slices:
+    """The reference data path: contiguous slices (views) of batches gathered in advance."""
+
+    def __init__(self, stacked: dict[str, np.ndarray]) -> None:
+        self.stacked = stacked
+        self.i = 0
+
+    def next_chunk(self, k: int) -> dict[str, np.ndarray]:
+        out = {key: a[self.i : self.i + k] for key, a in self.stacked.items()}
+        self.i += k
+        return out
+
+
+def case_data_path(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
+    """4: the driver's loop body (``next_chunk`` then ``train_chunk``) with either data path."""
+    import jax
+
+    program, source, batch_iterator = _program(data)
+    w = s.window
+    carry = program.initial_carry
+    rows = []
+    for k in (1, s.default_k):
+        steps = (w // k) * k
+        # The same batches on both sides: the reference holds them pre-gathered.
+        stacked = source.get_batches(0, steps)
+
+        def timed(stream: Any, carry: Any, k: int = k, steps: int = steps) -> tuple[float, Any]:
+            start = time.perf_counter()
+            metrics = None
+            for i in range(steps // k):
+                carry, metrics = program.train_chunk(carry, stream.next_chunk(k), i * k, k)
+            jax.block_until_ready((carry, metrics))
+            return time.perf_counter() - start, carry
+
+        # warm-up: compile this chunk size
+        _, carry = timed(_Slices(stacked), carry, k, k)
+        times: dict[str, list[float]] = {"grain": [], "slices": []}
+        for r in range(s.repeats):
+            for name in _rotate(["grain", "slices"], r):
+                stream = batch_iterator(source) if name == "grain" else _Slices(stacked)
+                elapsed, carry = timed(stream, carry)
+                times[name].append(elapsed / steps)
+        ratio = paired_ratio(times["slices"], times["grain"])
+        rows.append(
+            Row(
+                "4" if k == 1 else "4b",
+                f"training with Grain `BatchIterator.next_chunk` ÷ in-memory slicing, K={k}",
+                _rate(median(times["grain"])),
+                _rate(median(times["slices"])),
+                f"{ratio:.2f}",
+                "≥ 0.95",
+                ratio >= 0.95,
+                {"ours_s_per_step": times["grain"], "reference_s_per_step": times["slices"]},
+            )
+        )
+        _say(f"  K={k}: ratio {ratio:.3f}")
+    return rows
+
+
+# -- case 5: async checkpoint every 100 steps ---------------------------------------------------
+
+
+def case_checkpoint_cost(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
+    """5: backend (default K) with a checkpoint every 100 steps vs no checkpoint_dir."""
+    w = s.window
+    start = 150  # after the first checkpoint (step 100) and its one-time set-up
+    runs = {
+        "ckpt": lambda: (
+            backend_seconds_per_step(
+                data, steps_per_call=None, start=start, window=w, checkpoint_every=100
+            ).seconds_per_step
+        ),
+        "none": lambda: (
+            backend_seconds_per_step(
+                data, steps_per_call=None, start=start, window=w
+            ).seconds_per_step
+        ),
+    }
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for r in range(s.repeats):
+        for name in _rotate(list(runs), r):
+            times[name].append(runs[name]())
+    overhead = (1.0 / paired_ratio(times["none"], times["ckpt"]) - 1.0) * 100.0
+    return [
+        Row(
+            "5",
+            f"async Orbax checkpoint every 100 steps (keep_last=2), K={s.default_k}: "
+            "step time vs no checkpoint_dir",
+            f"{median(times['ckpt']) * 1e3:.3f} ms/step",
+            f"{median(times['none']) * 1e3:.3f} ms/step",
+            f"{overhead:+.1f} % step time",
+            "≤ +5 %",
+            overhead <= 5.0,
+            {"ours_s_per_step": times["ckpt"], "reference_s_per_step": times["none"]},
+        )
+    ]
+
+
+# -- case 6: import time ------------------------------------------------------------------------
+
+_IMPORT = (
+    "import time; t = time.perf_counter(); import pipekit_train; print(time.perf_counter() - t)"
+)
+
+
+def case_import_time(s: Settings) -> list[Row]:
+    """6: ``import pipekit_train`` in a fresh interpreter (perf_counter around the import)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPROFILEIMPORTTIME"}
+    subprocess.run([sys.executable, "-c", _IMPORT], env=env, check=True, capture_output=True)
+    times = []
+    for _ in range(s.import_runs):
+        out = subprocess.run(
+            [sys.executable, "-c", _IMPORT], env=env, check=True, capture_output=True, text=True
+        )
+        times.append(float(out.stdout.strip()))
+    t = median(times)
+    return [
+        Row(
+            "6",
+            "`import pipekit_train`, fresh interpreter",
+            f"{t:.3f} s",
+            "—",
+            "—",
+            "≤ 0.2 s",
+            t <= 0.2,
+            {"seconds": times},
+        )
+    ]
+
+
+def import_time_top(n: int = 5) -> list[tuple[float, str]]:
+    """The ``n`` largest cumulative times of ``python -X importtime -c "import pipekit_train"``."""
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import pipekit_train"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    rows = []
+    for line in out.stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[1].strip().isdigit():
+            rows.append((int(parts[1]) / 1e6, parts[2].rstrip()))
+    return sorted(rows, reverse=True)[:n]
+
+
+# -- case 7: the persistent compilation cache through the CLI --------------------------------
+
+
+def _cli() -> list[str]:
+    script = Path(sys.executable).parent / "pipekit-train"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "pipekit_train.cli"]
+
+
+def _cli_run(work: Path, cache: Path, tag: str, max_steps: int) -> tuple[float, float]:
+    info = work / f"info-{tag}.json"
+    cmd = [
+        *_cli(),
+        "run",
+        str(ROOT / "examples" / "digits_mlp.yaml"),
+        "--no-progress",
+        "--set",
+        f"max_steps={max_steps}",
+        "--set",
+        f"checkpoint_dir={work / ('ckpt-' + tag)}",
+        "--set",
+        f"metric_writer.path={work / ('metrics-' + tag + '.jsonl')}",
+        "--compilation-cache",
+        str(cache),
+        "--info-json",
+        str(info),
+    ]
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True, cwd=work)
+    wall = time.perf_counter() - start
+    return wall, float(json.loads(info.read_text())["total_seconds"])
+
+
+def case_compilation_cache(s: Settings, max_steps: int = 300) -> list[Row]:
+    """7: CLI wall time with a fresh compilation cache folder, then again with it filled."""
+    cold_wall, warm_wall, cold_run, warm_run = [], [], [], []
+    for p in range(s.cli_pairs):
+        work = Path(tempfile.mkdtemp(prefix="pipekit-bench-cli-"))
+        try:
+            cache = work / "jax-cache"
+            wall, run = _cli_run(work, cache, "cold", max_steps)
+            cold_wall.append(wall)
+            cold_run.append(run)
+            wall, run = _cli_run(work, cache, "warm", max_steps)
+            warm_wall.append(wall)
+            warm_run.append(run)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        _say(f"  pair {p + 1}: cold {cold_wall[-1]:.1f} s, warm {warm_wall[-1]:.1f} s")
+    cmd = f"pipekit-train run examples/digits_mlp.yaml --no-progress --set max_steps={max_steps}"
+    return [
+        Row(
+            "7",
+            f"`{cmd}`: process wall time, 2nd run (cache filled) vs 1st (fresh cache)",
+            f"{median(warm_wall):.1f} s",
+            f"{median(cold_wall):.1f} s",
+            f"{paired_ratio(cold_wall, warm_wall):.2f}",
+            "report",
+            None,
+            {"warm_s": warm_wall, "cold_s": cold_wall},
+        ),
+        Row(
+            "7b",
+            "same runs, `backend_info['total_seconds']` (inside `run()`: set-up, compile, "
+            "train, eval, checkpoints)",
+            f"{median(warm_run):.1f} s",
+            f"{median(cold_run):.1f} s",
+            f"{paired_ratio(cold_run, warm_run):.2f}",
+            "report",
+            None,
+            {"warm_s": warm_run, "cold_s": cold_run},
+        ),
+    ]
+
+
+# -- the steps_per_call sweep -----------------------------------------------------------------
+
+SWEEP_KS = (1, 10, 25, 50, 100, 200)
+SWEEP_LOGS = (50, 1000)
+
+
+@dataclass
+class Sweep:
+    rates: dict[tuple[int, int], list[float]]  # (log_every, K) -> steps/s per repeat
+    relative: dict[tuple[int, int], float]  # paired median vs K=50 at the same log cadence
+
+
+def steps_per_call_sweep(data: dict[str, np.ndarray], s: Settings) -> Sweep:
+    """Backend throughput over K, no checkpoint, at log_every_n_steps 50 and 1000."""
+    configs = [(log, k) for log in SWEEP_LOGS for k in SWEEP_KS]
+    secs: dict[tuple[int, int], list[float]] = {c: [] for c in configs}
+    for r in range(s.sweep_repeats):
+        for log, k in _rotate(configs, r * 5):
+            start = 100 if log == 50 else 1000
+            window = s.window if log == 50 else max(1000, s.window)
+            run = backend_seconds_per_step(
+                data, steps_per_call=k, start=start, window=window, log_every=log
+            )
+            secs[(log, k)].append(run.seconds_per_step)
+        _say(f"  sweep round {r + 1}/{s.sweep_repeats} done")
+    relative = {(log, k): paired_ratio(secs[(log, 50)], secs[(log, k)]) for log, k in configs}
+    rates = {c: [1.0 / t for t in v] for c, v in secs.items()}
+    return Sweep(rates, relative)

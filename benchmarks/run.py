@@ -1,0 +1,235 @@
+"""pipekit-train speed benchmarks: ``nox -s bench`` or ``python benchmarks/run.py``.
+
+Runs every case of benchmarks/README.md, prints a markdown table and writes it to
+``benchmarks/results/latest.md`` (raw timings next to it in ``latest.json``).
+
+    python benchmarks/run.py                  # everything (~6-9 min on 2 busy cores)
+    python benchmarks/run.py --quick          # a smoke run: 2 rounds, short windows
+    python benchmarks/run.py --cases 1,2,3 --no-sweep
+"""
+
+from __future__ import annotations
+
+import os
+
+# Keras must see its backend before it is first imported (by _keras_ref).
+os.environ["KERAS_BACKEND"] = "jax"
+
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from importlib import metadata  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _cases  # noqa: E402
+from _cases import Row, Settings  # noqa: E402
+from _common import digits  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+ALL_CASES = ("1", "2", "3", "4", "5", "6", "7")
+
+#: What bounds a case that is below its target, found by profiling (py-spy / jax.profiler)
+#: on the 2-core development machine; printed under the table for each case below target.
+BOUND: dict[str, str] = {}
+
+
+def _versions() -> dict[str, str]:
+    out = {}
+    for dist in (
+        "jax",
+        "jaxlib",
+        "equinox",
+        "optax",
+        "grain",
+        "orbax-checkpoint",
+        "keras",
+        "numpy",
+        "pipekit-train-core",
+        "pipekit-train-equinox",
+    ):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
+
+
+def _environment() -> dict[str, str]:
+    import jax
+
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count() or 0
+    env = {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "cpus": f"{os.cpu_count()} (usable by this process: {usable})",
+        "load average at start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "jax devices": ", ".join(str(d) for d in jax.devices()),
+        "JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "(unset)"),
+        "XLA_FLAGS": os.environ.get("XLA_FLAGS", "(unset)"),
+    }
+    env.update(_versions())
+    return env
+
+
+def _table(rows: list[Row]) -> list[str]:
+    lines = [
+        "| case | what | pipekit (median) | reference (median) | ratio | target | result |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        result = "report" if r.ok is None else ("pass" if r.ok else "**below**")
+        lines.append(
+            f"| {r.case} | {r.what} | {r.ours} | {r.reference} | {r.ratio} | {r.target} "
+            f"| {result} |"
+        )
+    return lines
+
+
+def _sweep_table(sweep: _cases.Sweep) -> list[str]:
+    from statistics import median
+
+    logs = _cases.SWEEP_LOGS
+    head = "| K |" + "".join(f" steps/s, log every {log} | vs K=50 (log {log}) |" for log in logs)
+    lines = [head, "|---|" + "---|---|" * len(logs)]
+    for k in _cases.SWEEP_KS:
+        cells = "".join(
+            f" {median(sweep.rates[(log, k)]):,.0f} | {sweep.relative[(log, k)]:.2f} |"
+            for log in logs
+        )
+        lines.append(f"| {k} |{cells}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5, help="interleaved rounds per case")
+    parser.add_argument("--window", type=int, default=1000, help="timed steps per measurement")
+    parser.add_argument("--sweep-repeats", type=int, default=3)
+    parser.add_argument("--cli-pairs", type=int, default=2, help="cold/warm CLI pairs (case 7)")
+    parser.add_argument("--cases", default=",".join(ALL_CASES), help="comma-separated case ids")
+    parser.add_argument("--no-sweep", action="store_true", help="skip the steps_per_call sweep")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 2 rounds, short windows")
+    parser.add_argument("--out", type=Path, default=RESULTS / "latest.md")
+    args = parser.parse_args(argv)
+
+    from pipekit_train.adapters.equinox._options import DEFAULT_STEPS_PER_CALL
+
+    s = Settings(
+        repeats=args.repeats,
+        window=args.window,
+        sweep_repeats=args.sweep_repeats,
+        cli_pairs=args.cli_pairs,
+        default_k=DEFAULT_STEPS_PER_CALL,
+    )
+    if args.quick:
+        s = Settings(
+            repeats=2,
+            window=500,
+            sweep_repeats=1,
+            cli_pairs=1,
+            import_runs=3,
+            default_k=DEFAULT_STEPS_PER_CALL,
+        )
+    cases = [c.strip() for c in args.cases.split(",") if c.strip()]
+    unknown = set(cases) - set(ALL_CASES)
+    if unknown:
+        parser.error(f"unknown case ids {sorted(unknown)}; known: {', '.join(ALL_CASES)}")
+
+    started = time.perf_counter()
+    env = _environment()
+    data = digits()
+    rows: list[Row] = []
+
+    def section(title: str) -> None:
+        print(f"[{time.perf_counter() - started:6.0f} s] {title}", file=sys.stderr, flush=True)
+
+    if {"1", "2", "3"} & set(cases):
+        section("cases 1-3: backend vs hand-written loop and Keras fit")
+        rows += [
+            r for r in _cases.cases_backend_vs_references(data, s) if r.case.rstrip("b") in cases
+        ]
+    if "4" in cases:
+        section("case 4: Grain batch path vs in-memory slicing")
+        rows += _cases.case_data_path(data, s)
+    if "5" in cases:
+        section("case 5: async checkpoint every 100 steps")
+        rows += _cases.case_checkpoint_cost(data, s)
+    if "6" in cases:
+        section("case 6: import time")
+        rows += _cases.case_import_time(s)
+    if "7" in cases:
+        section("case 7: persistent compilation cache (CLI, two processes per pair)")
+        rows += _cases.case_compilation_cache(s)
+    sweep = None
+    if not args.no_sweep:
+        section("steps_per_call sweep")
+        sweep = _cases.steps_per_call_sweep(data, s)
+    env["load average at end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    env["benchmark wall time"] = f"{time.perf_counter() - started:.0f} s"
+
+    lines = [
+        "# pipekit-train benchmarks",
+        "",
+        "Digits MLP 64-256-256-10, batch 128, AdamW, cross-entropy (see benchmarks/README.md).",
+        "Ratio = reference time ÷ pipekit time, the median over interleaved rounds of the "
+        "paired ratio (> 1: pipekit is faster); step rates are medians over rounds. "
+        f"Rounds: {s.repeats}; timed window: {s.window} steady-state steps.",
+        "",
+        *_table(rows),
+        "",
+    ]
+    below = [r for r in rows if r.ok is False]
+    if below:
+        lines += ["## Below target: what bounds it", ""]
+        for r in below:
+            lines.append(f"- case {r.case}: {BOUND.get(r.case, 'not profiled yet.')}")
+        if any(r.case == "6" for r in below):
+            top = _cases.import_time_top()
+            lines.append(
+                "  `-X importtime`, largest cumulative: "
+                + ", ".join(f"{name.strip()} {sec:.3f} s" for sec, name in top)
+            )
+        lines.append("")
+    if sweep is not None:
+        lines += [
+            "## steps_per_call sweep",
+            "",
+            "Backend, no checkpoint; steps/s median of "
+            f"{s.sweep_repeats} rounds; 'vs K=50' is the paired ratio (> 1: faster than "
+            "K=50). With log every 50 the chunks stop at every log step, so K > 50 runs "
+            "as K = 50.",
+            "",
+            *_sweep_table(sweep),
+            "",
+        ]
+    lines += ["## Environment", ""]
+    lines += [f"- {k}: {v}" for k, v in env.items()]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
+    raw = {
+        "settings": s.__dict__,
+        "environment": env,
+        "rows": [r.__dict__ for r in rows],
+        "sweep": None
+        if sweep is None
+        else {f"log{log}_k{k}": v for (log, k), v in sweep.rates.items()},
+    }
+    args.out.with_suffix(".json").write_text(json.dumps(raw, indent=1))
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
