@@ -58,8 +58,10 @@ def main() -> None:
         metric_writer="jsonl:runs/digits_mlp/metrics.jsonl",
     )
     op, info = loop.run()
-    print(f"test accuracy {info['final_metrics']['val_accuracy']:.4f} "
-          f"after {info['final_step']} steps in {info['total_seconds']:.1f} s")
+    print(
+        f"test accuracy {info['final_metrics']['val_accuracy']:.4f} "
+        f"after {info['final_step']} steps in {info['total_seconds']:.1f} s"
+    )
     op.save("runs/digits_mlp/model")
 
 

@@ -2,8 +2,9 @@
 
 Kept small and fast: a 4-feature, 3-class synthetic NumPy problem, MLPs a few
 units wide, a few dozen steps, and one shared JAX compilation cache (see
-:func:`compilation_cache_dir`). The CLI test runs the real digits example. ``make_model`` doubles as the ``JaxModelOp`` factory that ``op.json``
-records (``"_eqx_helpers:make_model"``), the way ``examples/digits_mlp.py`` does.
+:func:`compilation_cache_dir`). The CLI test runs the real digits example.
+``make_model`` doubles as the ``JaxModelOp`` factory that ``op.json`` records
+(``"_eqx_helpers:make_model"``), the way ``examples/digits_mlp.py`` does.
 
 Running the tests from a source checkout whose venv did not install
 ``pipekit-train-equinox`` (so its ``pipekit_train.backends`` entry point is

@@ -93,8 +93,12 @@ def main() -> None:
     # The final checkpoint holds the whole carry: parameters, optimiser state, step.
     final = ocp.StandardCheckpointer().restore(os.path.join(ckpt_dir, str(MAX_STEPS), "state"))
     arrays = {f"carry_{key}": np.asarray(value) for key, value in final.items()}
-    arrays.update({f"param_{i}": np.asarray(a) for i, a in
-                   enumerate(jax.tree_util.tree_leaves(eqx.filter(op.module, eqx.is_array)))})
+    arrays.update(
+        {
+            f"param_{i}": np.asarray(a)
+            for i, a in enumerate(jax.tree_util.tree_leaves(eqx.filter(op.module, eqx.is_array)))
+        }
+    )
     steps = sorted(recorder.losses)
     np.savez(
         out,

@@ -15,8 +15,16 @@ from _eqx_helpers import make_data, run_loop, tiny_loop
 def test_backend_info_of_a_fresh_run():
     _, info = run_loop(tiny_loop(max_steps=10, val_dataset=make_data(16, seed=1)))
     for key in (
-        "backend", "jax_version", "equinox_version", "optax_version", "devices",
-        "total_seconds", "final_step", "final_metrics", "resumed_from_step", "pipekit_versions",
+        "backend",
+        "jax_version",
+        "equinox_version",
+        "optax_version",
+        "devices",
+        "total_seconds",
+        "final_step",
+        "final_metrics",
+        "resumed_from_step",
+        "pipekit_versions",
     ):
         assert key in info, key
     assert info["backend"] == "equinox"

@@ -68,9 +68,7 @@ def test_x_and_y_of_different_lengths(monkeypatch, form):
 
 
 def test_ragged_val_dataset(monkeypatch):
-    msg = _run_expecting(
-        monkeypatch, DataError, val_dataset={"x": DATA["x"], "y": DATA["y"][:5]}
-    )
+    msg = _run_expecting(monkeypatch, DataError, val_dataset={"x": DATA["x"], "y": DATA["y"][:5]})
     assert "TrainingLoop.val_dataset" in msg and "same length" in msg
 
 

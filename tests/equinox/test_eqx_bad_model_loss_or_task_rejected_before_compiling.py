@@ -74,8 +74,9 @@ def test_loss_that_fails_on_a_batch(monkeypatch):
 
 def test_builtin_loss_with_mismatched_target_shape(monkeypatch):
     """mse on (16, 3) predictions against (16, 1) targets is caught, not broadcast."""
-    err = _raises(monkeypatch, model_op=make_module(out_size=3), dataset=make_regression(),
-                  loss="mse")
+    err = _raises(
+        monkeypatch, model_op=make_module(out_size=3), dataset=make_regression(), loss="mse"
+    )
     assert err.field == "loss"
     assert "mse" in str(err) and "(16, 3)" in str(err) and "(16, 1)" in str(err)
 

@@ -40,8 +40,12 @@ class Recorder(Callback):
 def test_every_step_is_seen_exactly_once_with_k7():
     rec = Recorder()
     _, info = run_loop(
-        tiny_loop(max_steps=40, log_every_n_steps=10, callbacks=[rec],
-                  backend_options={"steps_per_call": 7})
+        tiny_loop(
+            max_steps=40,
+            log_every_n_steps=10,
+            callbacks=[rec],
+            backend_options={"steps_per_call": 7},
+        )
     )
     assert rec.window_steps == list(range(1, 41))
     assert rec.event_steps == [10, 20, 30, 40]  # host events only at the cadence
@@ -57,9 +61,15 @@ def test_early_stopping_on_val_loss_stops_the_run(tmp_path):
     rec = Recorder()
     path = tmp_path / "m.jsonl"
     _, info = run_loop(
-        tiny_loop(val_dataset=VAL, max_steps=50, eval_every_n_steps=5, log_every_n_steps=5,
-                  callbacks=[stopper, rec], metric_writer=f"jsonl:{path}",
-                  backend_options={"steps_per_call": 7})
+        tiny_loop(
+            val_dataset=VAL,
+            max_steps=50,
+            eval_every_n_steps=5,
+            log_every_n_steps=5,
+            callbacks=[stopper, rec],
+            metric_writer=f"jsonl:{path}",
+            backend_options={"steps_per_call": 7},
+        )
     )
     assert info["final_step"] == 15
     assert stopper.stopped_at == 15
@@ -72,6 +82,7 @@ def test_early_stopping_on_val_loss_stops_the_run(tmp_path):
 
 def test_early_stopping_that_never_triggers_runs_to_max_steps():
     stopper = EarlyStopping(monitor="val_loss", patience=100)
-    _, info = run_loop(tiny_loop(val_dataset=VAL, max_steps=10, eval_every_n_steps=5,
-                                 callbacks=[stopper]))
+    _, info = run_loop(
+        tiny_loop(val_dataset=VAL, max_steps=10, eval_every_n_steps=5, callbacks=[stopper])
+    )
     assert info["final_step"] == 10 and info["stop_reason"] is None

@@ -99,11 +99,17 @@ def test_binary_cross_entropy_reports_accuracy():
     val = make_data(16, seed=2)
     val["y"] = (val["y"] > 0).astype(np.float32)
     _, info = run_loop(
-        tiny_loop(model_op=make_module(out_size=1), dataset=data, val_dataset=val,
-                  loss="binary_cross_entropy", max_steps=10)
+        tiny_loop(
+            model_op=make_module(out_size=1),
+            dataset=data,
+            val_dataset=val,
+            loss="binary_cross_entropy",
+            max_steps=10,
+        )
     )
     assert {k for k in info["final_metrics"] if k.startswith("val_")} == {
-        "val_loss", "val_accuracy"
+        "val_loss",
+        "val_accuracy",
     }
 
 
@@ -134,8 +140,14 @@ class TaskWithoutEval(eqx.Module):
 def test_custom_eval_fn_is_used(tmp_path):
     path = tmp_path / "m.jsonl"
     op, info = run_loop(
-        tiny_loop(task=TaskWithEval(), loss=None, val_dataset=VAL, max_steps=10,
-                  eval_every_n_steps=5, metric_writer=f"jsonl:{path}")
+        tiny_loop(
+            task=TaskWithEval(),
+            loss=None,
+            val_dataset=VAL,
+            max_steps=10,
+            eval_every_n_steps=5,
+            metric_writer=f"jsonl:{path}",
+        )
     )
     rows = _val_rows(path)
     assert [r["step"] for r in rows] == [5, 10]
@@ -152,7 +164,8 @@ def test_custom_eval_fn_is_used(tmp_path):
 def test_task_without_eval_fn_is_evaluated_with_its_loss_fn():
     _, info = run_loop(tiny_loop(task=TaskWithoutEval(), loss=None, val_dataset=VAL, max_steps=10))
     assert {k for k in info["final_metrics"] if k.startswith("val_")} == {
-        "val_loss", "val_mean_logit"
+        "val_loss",
+        "val_mean_logit",
     }
 
 
@@ -172,9 +185,11 @@ class EvalFails(eqx.Module):
         return {"bad": batch["missing_key"].mean()}
 
 
-@pytest.mark.parametrize("task, fragment", [(EvalReturnsVector(), "'per_row' of shape"),
-                                            (EvalFails(), "task.eval_fn failed")],
-                         ids=["non-scalar-metric", "raises"])
+@pytest.mark.parametrize(
+    "task, fragment",
+    [(EvalReturnsVector(), "'per_row' of shape"), (EvalFails(), "task.eval_fn failed")],
+    ids=["non-scalar-metric", "raises"],
+)
 def test_broken_eval_fn_is_a_config_error_before_training(monkeypatch, task, fragment):
     with watch_compilation(monkeypatch) as watch:
         with pytest.raises(ConfigError) as info:

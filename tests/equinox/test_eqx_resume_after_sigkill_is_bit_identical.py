@@ -26,9 +26,11 @@ WORKER = Path(__file__).with_name("_resume_worker.py")
 def _run(tmp: Path, ckpt: str, out: str, k: int, kill_at: int, hook: str, cache: Path):
     env = dict(os.environ, PIPEKIT_TEST_JAX_CACHE=str(cache))
     return subprocess.run(
-        [sys.executable, str(WORKER), str(tmp / ckpt), str(tmp / out), str(k), str(kill_at),
-         hook],
-        capture_output=True, text=True, timeout=300, env=env,
+        [sys.executable, str(WORKER), str(tmp / ckpt), str(tmp / out), str(k), str(kill_at), hook],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
     )
 
 

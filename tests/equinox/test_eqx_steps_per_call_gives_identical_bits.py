@@ -61,8 +61,12 @@ def _run(options, rec):
             callbacks=[rec],
             optimizer_config={
                 "name": "adamw",
-                "lr": {"schedule": "warmup_cosine_decay", "init_value": 0.0,
-                       "peak_value": 1e-2, "warmup_steps": 4},
+                "lr": {
+                    "schedule": "warmup_cosine_decay",
+                    "init_value": 0.0,
+                    "peak_value": 1e-2,
+                    "warmup_steps": 4,
+                },
             },
             backend_options=options,
         )

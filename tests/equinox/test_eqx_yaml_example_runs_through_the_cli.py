@@ -35,16 +35,23 @@ def test_from_yaml_builds_the_example_loop():
 def test_cli_run_of_the_example(tmp_path):
     ckpt, metrics, info_json = tmp_path / "ckpt", tmp_path / "m.jsonl", tmp_path / "info.json"
     cmd = [
-        sys.executable, "-m", "pipekit_train.cli", "run", str(EXAMPLE),
-        "--set", "max_steps=20",
-        "--set", f"checkpoint_dir={ckpt}",
-        "--set", f"metric_writer.path={metrics}",
+        sys.executable,
+        "-m",
+        "pipekit_train.cli",
+        "run",
+        str(EXAMPLE),
+        "--set",
+        "max_steps=20",
+        "--set",
+        f"checkpoint_dir={ckpt}",
+        "--set",
+        f"metric_writer.path={metrics}",
         "--no-progress",
-        "--info-json", str(info_json),
+        "--info-json",
+        str(info_json),
     ]
     env = subprocess_env(PIPEKIT_TRAIN_COMPILATION_CACHE=str(tmp_path / "jax-cache"))
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path,
-                          timeout=300)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "final test accuracy" in proc.stdout, proc.stdout
     accuracy = float(proc.stdout.split("final test accuracy:")[1].split()[0])
@@ -70,10 +77,19 @@ def test_cli_run_of_the_example(tmp_path):
     ids=["zero-steps", "field-the-schedule-does-not-take", "typo"],
 )
 def test_cli_reports_a_bad_override_as_a_clean_error(tmp_path, override, fragments):
-    cmd = [sys.executable, "-m", "pipekit_train.cli", "run", str(EXAMPLE),
-           "--set", override, "--no-progress"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=subprocess_env(),
-                          cwd=tmp_path, timeout=120)
+    cmd = [
+        sys.executable,
+        "-m",
+        "pipekit_train.cli",
+        "run",
+        str(EXAMPLE),
+        "--set",
+        override,
+        "--no-progress",
+    ]
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, env=subprocess_env(), cwd=tmp_path, timeout=120
+    )
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "ConfigError" in proc.stderr
     for fragment in fragments:
@@ -85,14 +101,19 @@ def test_cli_reports_a_bad_override_as_a_clean_error(tmp_path, override, fragmen
 def test_readme_main_command_reaches_097_test_accuracy(tmp_path):
     """The README's main job, unshortened: digits MLP to >= 0.97 test accuracy."""
     cmd = [
-        sys.executable, "-m", "pipekit_train.cli", "run", str(EXAMPLE),
-        "--set", f"checkpoint_dir={tmp_path / 'ckpt'}",
-        "--set", f"metric_writer.path={tmp_path / 'm.jsonl'}",
+        sys.executable,
+        "-m",
+        "pipekit_train.cli",
+        "run",
+        str(EXAMPLE),
+        "--set",
+        f"checkpoint_dir={tmp_path / 'ckpt'}",
+        "--set",
+        f"metric_writer.path={tmp_path / 'm.jsonl'}",
         "--no-progress",
     ]
     env = subprocess_env(PIPEKIT_TRAIN_COMPILATION_CACHE=str(tmp_path / "jax-cache"))
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path,
-                          timeout=600)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     accuracy = float(proc.stdout.split("final test accuracy:")[1].split()[0])
     assert accuracy >= 0.97, proc.stdout

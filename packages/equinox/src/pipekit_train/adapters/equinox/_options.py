@@ -38,7 +38,8 @@ def parse_options(options: dict[str, Any]) -> EquinoxOptions:
             raise ConfigError(
                 f"backend_options has unknown key {key!r} for the equinox backend"
                 + closest(key, _KNOWN)
-                + "; known: " + "; ".join(f"{k}: {v}" for k, v in _KNOWN.items()),
+                + "; known: "
+                + "; ".join(f"{k}: {v}" for k, v in _KNOWN.items()),
                 field=f"backend_options.{key}",
             )
     out = EquinoxOptions(**options)

@@ -45,9 +45,9 @@ class EquinoxProgram:
         # the caller's own arrays (the user's model_op), so start from copies: the
         # user's model must stay usable after training (and a loop can run twice).
         self.initial_carry = jax.tree_util.tree_map(
-            lambda x: jax.device_put(x, x.sharding, may_alias=False)
-            if isinstance(x, jax.Array)
-            else x,
+            lambda x: (
+                jax.device_put(x, x.sharding, may_alias=False) if isinstance(x, jax.Array) else x
+            ),
             dynamic,
         )
         self._static = static
@@ -104,8 +104,9 @@ class EquinoxProgram:
         count = 0
         for batch in eval_batches(self._val_data, self._eval_batch_size):
             n = int(np.shape(batch["x"])[0])
-            out = self._placement.fetch(self._eval(carry, self._placement.replicated(batch),
-                                                   self._eval_key))
+            out = self._placement.fetch(
+                self._eval(carry, self._placement.replicated(batch), self._eval_key)
+            )
             for name, value in out.items():
                 totals[name] = totals.get(name, 0.0) + float(value) * n
             count += n

@@ -57,8 +57,9 @@ def _resolve_task(loop: Any) -> Any:
     return SupervisedTask(loss=loss, classification=kind)
 
 
-def _check_loss_shape(task: Any, state: TrainState, batch: dict[str, Any], key: Any,
-                      user_task: bool) -> None:
+def _check_loss_shape(
+    task: Any, state: TrainState, batch: dict[str, Any], key: Any, user_task: bool
+) -> None:
     """Trace (no compilation) the loss on one batch and require a scalar."""
     field = "task" if user_task else "loss"
     try:
@@ -84,13 +85,24 @@ def _check_loss_shape(task: Any, state: TrainState, batch: dict[str, Any], key: 
 
 
 def _describe_batch(batch: dict[str, Any]) -> str:
-    return "{" + ", ".join(
-        f"{k!r}: {np.asarray(v).dtype}{list(np.shape(v)[1:])}" for k, v in batch.items()
-    ) + "}"
+    return (
+        "{"
+        + ", ".join(
+            f"{k!r}: {np.asarray(v).dtype}{list(np.shape(v)[1:])}" for k, v in batch.items()
+        )
+        + "}"
+    )
 
 
-def _check_eval(task: Any, state: TrainState, train_batch: dict[str, Any],
-                val: Any, batch_size: int, key: Any, user_task: bool) -> None:
+def _check_eval(
+    task: Any,
+    state: TrainState,
+    train_batch: dict[str, Any],
+    val: Any,
+    batch_size: int,
+    key: Any,
+    user_task: bool,
+) -> None:
     """Trace (no compilation) the evaluation on one ``val_dataset`` batch.
 
     Without this, a ``val_dataset`` that does not fit the model surfaces as a raw
@@ -145,8 +157,9 @@ def fingerprint(loop: Any, module: Any, dataset_length: int) -> dict[str, Any]:
     return {
         "backend": "equinox",
         "model_structure": _structure_digest(module),
-        "optimizer_config": json.loads(json.dumps(loop.optimizer_config, sort_keys=True,
-                                                  default=str)),
+        "optimizer_config": json.loads(
+            json.dumps(loop.optimizer_config, sort_keys=True, default=str)
+        ),
         "dataset_length": int(dataset_length),
         "batch_size": int(loop.batch_size),
         "seed": int(loop.seed),
@@ -167,7 +180,7 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
             enable_compilation_cache(options.compilation_cache)
         except OSError as exc:
             raise ConfigError(
-                        "backend_options.compilation_cache: cannot use "
+                "backend_options.compilation_cache: cannot use "
                 f"{str(options.compilation_cache)!r} as JAX's compilation cache folder: "
                 f"{exc.strerror or exc}; give a writable folder or 'off'",
                 field="backend_options.compilation_cache",
@@ -211,8 +224,15 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         validate_batch_spec(spec, first_batch, loop.batch_size)
     _check_loss_shape(task, state, first_batch, base_key, user_task=loop.task is not None)
     if val is not None:
-        _check_eval(task, state, first_batch, val, loop.batch_size, eval_key,
-                    user_task=loop.task is not None)
+        _check_eval(
+            task,
+            state,
+            first_batch,
+            val,
+            loop.batch_size,
+            eval_key,
+            user_task=loop.task is not None,
+        )
 
     checkpointer = None
     if loop.checkpoint_dir is not None:
