@@ -34,9 +34,38 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 ALL_CASES = ("1", "2", "3", "4", "5", "6", "7")
 
-#: What bounds a case that is below its target, found by profiling (py-spy / jax.profiler)
-#: on the 2-core development machine; printed under the table for each case below target.
-BOUND: dict[str, str] = {}
+#: What bounds a case that is below its target, found by profiling (py-spy, and timing the
+#: pieces) on the 2-core development machine; printed under the table for each case below
+#: target, formatted with the row's raw numbers.
+_COMPUTE_BOUND = (
+    "the step is compute-bound in XLA (about 62 MFLOP per step: the compiled step alone took "
+    "~1.0 ms fused, ~1.3 ms unfused, against ~2.3 ms per step for the hand-written loop, whose "
+    "extra ~1 ms is eqx.filter_jit's per-call pytree handling, on 2 idle cores); when other "
+    "processes load the cores XLA's compute time grows and the ratio shrinks toward 1, so "
+    "check the per-round ratios in latest.json and the load average below before reading "
+    "more into it."
+)
+BOUND: dict[str, str] = {
+    "1": _COMPUTE_BOUND,
+    "2": _COMPUTE_BOUND,
+    "3": _COMPUTE_BOUND,
+    "3b": _COMPUTE_BOUND,
+    "4": (
+        "the Grain path's gather costs ~20 µs per batch (scripts/measure_data_engines.py) next "
+        "to ~1 ms of compute per step, so a ratio below 0.95 points at machine load; see the "
+        "per-round ratios in latest.json."
+    ),
+    "5": (
+        "Orbax's fixed cost per save bounds it: one checkpoint cost {per_checkpoint_ms:.0f} ms "
+        "here, the time of {per_checkpoint_steps:.0f} training steps of this small model. "
+        "py-spy: CheckpointManager.save blocks the main thread ~40-60 ms (a new asyncio loop, "
+        "thread start-ups, directory creation, a per-leaf device-to-host transfer of the 27 "
+        "leaves; ~30 ms of it remains with a single leaf), and the background commit takes the "
+        "rest of the 2 cores; running the whole save on a separate thread did not help (CPU, "
+        "not the main thread, is the limit). Within 5 % at this model size means a checkpoint "
+        "every ≥ {every_for_5pct:,.0f} steps."
+    ),
+}
 
 
 def _versions() -> dict[str, str]:
@@ -76,6 +105,9 @@ def _environment() -> dict[str, str]:
         "jax devices": ", ".join(str(d) for d in jax.devices()),
         "JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "(unset)"),
         "XLA_FLAGS": os.environ.get("XLA_FLAGS", "(unset)"),
+        # Set: no .pyc is cached, so every fresh interpreter recompiles what it imports
+        # (cases 6 and 7 pay that).
+        "PYTHONDONTWRITEBYTECODE": os.environ.get("PYTHONDONTWRITEBYTECODE", "(unset)"),
     }
     env.update(_versions())
     return env
@@ -100,12 +132,14 @@ def _sweep_table(sweep: _cases.Sweep) -> list[str]:
 
     logs = _cases.SWEEP_LOGS
     head = "| K |" + "".join(f" steps/s, log every {log} | vs K=50 (log {log}) |" for log in logs)
-    lines = [head, "|---|" + "---|---|" * len(logs)]
+    head += " steps/s, compiled step only | vs K=50 (step only) |"
+    lines = [head, "|---|" + "---|---|" * (len(logs) + 1)]
     for k in _cases.SWEEP_KS:
         cells = "".join(
             f" {median(sweep.rates[(log, k)]):,.0f} | {sweep.relative[(log, k)]:.2f} |"
             for log in logs
         )
+        cells += f" {median(sweep.program_rates[k]):,.0f} | {sweep.program_relative[k]:.2f} |"
         lines.append(f"| {k} |{cells}")
     return lines
 
@@ -192,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     if below:
         lines += ["## Below target: what bounds it", ""]
         for r in below:
-            lines.append(f"- case {r.case}: {BOUND.get(r.case, 'not profiled yet.')}")
+            note = BOUND.get(r.case, "not profiled yet.").format(**r.raw)
+            lines.append(f"- case {r.case}: {note}")
         if any(r.case == "6" for r in below):
             top = _cases.import_time_top()
             lines.append(
@@ -204,10 +239,13 @@ def main(argv: list[str] | None = None) -> int:
         lines += [
             "## steps_per_call sweep",
             "",
-            "Backend, no checkpoint; steps/s median of "
+            "Backend through `loop.run()`, no checkpoint; steps/s median of "
             f"{s.sweep_repeats} rounds; 'vs K=50' is the paired ratio (> 1: faster than "
             "K=50). With log every 50 the chunks stop at every log step, so K > 50 runs "
-            "as K = 50.",
+            "as K = 50. 'Compiled step only': `BatchIterator.next_chunk(K)` + "
+            "`EquinoxProgram.train_chunk` without the driver, every K interleaved in "
+            "blocks of 200 steps that end on a device sync (the fusion curve with the "
+            "least noise).",
             "",
             *_sweep_table(sweep),
             "",
