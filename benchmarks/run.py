@@ -3,7 +3,7 @@
 Runs every case of benchmarks/README.md, prints a markdown table and writes it to
 ``benchmarks/results/latest.md`` (raw timings next to it in ``latest.json``).
 
-    python benchmarks/run.py                  # everything (~6-9 min on 2 busy cores)
+    python benchmarks/run.py                  # everything (~7-9 min on 2 busy cores)
     python benchmarks/run.py --quick          # a smoke run: 2 rounds, short windows
     python benchmarks/run.py --cases 1,2,3 --no-sweep
 """
