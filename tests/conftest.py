@@ -1,0 +1,6 @@
+"""Makes ``tests/`` importable so every suite can share ``placeholder_checks``."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
