@@ -7,7 +7,11 @@ from its submodule on first access:
 - ``resolve_optimizer``, ``current_learning_rate``, ``validate_optimizer_config``
   (``.optim``) — ``optimizer_config`` → optax;
 - ``resolve_loss``, ``check_scalar_loss``, ``is_classification`` (``.losses``) —
-  the JAX implementations of the loss names.
+  the JAX implementations of the loss names;
+- ``BatchSource``, ``BatchIterator``, ``normalize_dataset``, ``eval_batches``
+  (``.data``) — the deterministic, checkpointable batch source;
+- ``Checkpointer``, ``inspect_checkpoints`` (``.checkpoint``) — the Orbax glue;
+- ``enable_compilation_cache`` (``.compile_cache``).
 """
 
 from __future__ import annotations
@@ -23,6 +27,13 @@ _LAZY: dict[str, str] = {
     "resolve_loss": "losses",
     "check_scalar_loss": "losses",
     "is_classification": "losses",
+    "BatchSource": "data",
+    "BatchIterator": "data",
+    "normalize_dataset": "data",
+    "eval_batches": "data",
+    "Checkpointer": "checkpoint",
+    "inspect_checkpoints": "checkpoint",
+    "enable_compilation_cache": "compile_cache",
 }
 
 __all__ = sorted(_LAZY)
