@@ -37,24 +37,30 @@ ALL_CASES = ("1", "2", "3", "4", "5", "6", "7")
 #: What bounds a case that is below its target, found by profiling (py-spy, and timing the
 #: pieces) on the 2-core development machine; printed under the table for each case below
 #: target, formatted with the row's raw numbers.
-_COMPUTE_BOUND = (
-    "the step is compute-bound in XLA (about 62 MFLOP per step: the compiled step alone took "
-    "~1.0 ms fused, ~1.3 ms unfused, against ~2.3 ms per step for the hand-written loop, whose "
-    "extra ~1 ms is eqx.filter_jit's per-call pytree handling, on 2 idle cores); when other "
-    "processes load the cores XLA's compute time grows and the ratio shrinks toward 1, so "
-    "check the per-round ratios in latest.json and the load average below before reading "
-    "more into it."
+_CHECKPOINT_500 = (
+    "the pipekit side also writes an Orbax checkpoint every 500 steps, which the reference "
+    "does not: measured 0.27 ms per step, ~20 % of step time (case 5 has the per-save cost); "
+    "without it the backend at K=50 ran 1.63x Keras-tiled (962 vs 583 steps/s), with it 1.18x "
+    "(5 interleaved rounds). Beyond that the step is compute-bound in XLA (about 62 MFLOP per "
+    "step: ~1.0 ms fused, ~1.3 ms unfused, against ~2.3 ms for the hand-written loop, whose "
+    "extra ~1 ms is eqx.filter_jit's per-call pytree handling, on 2 idle cores), and load from "
+    "other processes stretches the compute and shrinks every ratio toward 1: check the "
+    "per-round ratios in latest.json and the load averages below."
+)
+_DATA_PATH = (
+    "BatchSource.get_batches runs while the device idles at each log step: ~25 µs per batch "
+    "at K=1 (Python per call) and ~0.7 ms per 50-batch chunk (one index array per batch, then "
+    "numpy fancy indexing; one permutation slice per epoch plus np.take cut it to ~0.3 ms and "
+    "took 4b from 0.98 to 1.01 in a test), i.e. 1-3 % of a ~1 ms step; the rest is machine "
+    "load, see the per-round ratios in latest.json."
 )
 BOUND: dict[str, str] = {
-    "1": _COMPUTE_BOUND,
-    "2": _COMPUTE_BOUND,
-    "3": _COMPUTE_BOUND,
-    "3b": _COMPUTE_BOUND,
-    "4": (
-        "the Grain path's gather costs ~20 µs per batch (scripts/measure_data_engines.py) next "
-        "to ~1 ms of compute per step, so a ratio below 0.95 points at machine load; see the "
-        "per-round ratios in latest.json."
-    ),
+    "1": _CHECKPOINT_500,
+    "2": _CHECKPOINT_500,
+    "3": _CHECKPOINT_500,
+    "3b": _CHECKPOINT_500,
+    "4": _DATA_PATH,
+    "4b": _DATA_PATH,
     "5": (
         "Orbax's fixed cost per save bounds it: one checkpoint cost {per_checkpoint_ms:.0f} ms "
         "here, the time of {per_checkpoint_steps:.0f} training steps of this small model. "
