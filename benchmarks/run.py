@@ -3,7 +3,7 @@
 Runs every case of benchmarks/README.md, prints a markdown table and writes it to
 ``benchmarks/results/latest.md`` (raw timings next to it in ``latest.json``).
 
-    python benchmarks/run.py                  # everything (~7-9 min on 2 busy cores)
+    python benchmarks/run.py                  # everything (~6-9 min on 2 cores)
     python benchmarks/run.py --quick          # a smoke run: 2 rounds, short windows
     python benchmarks/run.py --cases 1,2,3 --no-sweep
 """
@@ -38,14 +38,16 @@ ALL_CASES = ("1", "2", "3", "4", "5", "6", "7")
 #: pieces) on the 2-core development machine; printed under the table for each case below
 #: target, formatted with the row's raw numbers.
 _CHECKPOINT_500 = (
-    "the pipekit side also writes an Orbax checkpoint every 500 steps, which the reference "
-    "does not: measured 0.27 ms per step, ~20 % of step time (case 5 has the per-save cost); "
-    "without it the backend at K=50 ran 1.63x Keras-tiled (962 vs 583 steps/s), with it 1.18x "
-    "(5 interleaved rounds). Beyond that the step is compute-bound in XLA (about 62 MFLOP per "
-    "step: ~1.0 ms fused, ~1.3 ms unfused, against ~2.3 ms for the hand-written loop, whose "
-    "extra ~1 ms is eqx.filter_jit's per-call pytree handling, on 2 idle cores), and load from "
-    "other processes stretches the compute and shrinks every ratio toward 1: check the "
-    "per-round ratios in latest.json and the load averages below."
+    "two things, both measured. (a) The pipekit side also writes an Orbax checkpoint every "
+    "500 steps, which the reference does not: 0.27 ms per step, ~20 % of step time (case 5 "
+    "has the per-save cost); without it the backend at K=50 ran 1.63x Keras-tiled (962 vs "
+    "583 steps/s), with it 1.18x (5 interleaved rounds). (b) The fused step is compute-bound "
+    "on XLA's 2-thread intra-op pool (about 62 MFLOP per step), which makes it the path most "
+    "sensitive to other processes: one busy-loop process took the fused step from 0.93 to "
+    "1.79 ms/step, the unfused one from 1.24 to 1.84 and the hand-written loop (whose extra "
+    "~1 ms per step is eqx.filter_jit's per-call pytree handling, Python-bound) only from 2.17 "
+    "to 3.09; so under load every ratio shrinks toward 1 (see the load averages below; at a "
+    "1-minute load of ~1 on 2 cores case 2 measured 1.80-1.85 and case 3 1.25)."
 )
 _DATA_PATH = (
     "BatchSource.get_batches runs while the device idles at each log step: ~25 µs per batch "
@@ -217,6 +219,10 @@ def main(argv: list[str] | None = None) -> int:
     env["load average at end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     env["benchmark wall time"] = f"{time.perf_counter() - started:.0f} s"
 
+    cpus = os.cpu_count() or 1
+    # The load before this run's own work (at the end it includes this run's threads).
+    load_at_start = float(env["load average at start"].split()[0])
+    busy = load_at_start > 0.9 * cpus
     lines = [
         "# pipekit-train benchmarks",
         "",
@@ -228,6 +234,14 @@ def main(argv: list[str] | None = None) -> int:
         *_table(rows),
         "",
     ]
+    if busy:
+        lines += [
+            "**Other processes were using the machine** (1-minute load average "
+            f"{load_at_start:.2f} on {cpus} CPUs before this run started): the fused, "
+            "compute-bound path loses the most under load, so the ratios of cases 1-3 are low; "
+            "rerun on a quiet machine to compare against the targets.",
+            "",
+        ]
     below = [r for r in rows if r.ok is False]
     if below:
         lines += ["## Below target: what bounds it", ""]
