@@ -7,7 +7,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import equinox as eqx
 import jax
-import jax.numpy as jnp
+
+from pipekit_train.jax.losses import resolve_accuracy
 
 
 @runtime_checkable
@@ -44,8 +45,9 @@ class SupervisedTask(eqx.Module):
     def eval_fn(self, model: eqx.Module, batch: Any, key: jax.Array) -> dict[str, jax.Array]:
         pred = _apply(model, batch["x"], key)
         out = {"loss": self.loss(pred, batch["y"])}
-        if self.classification is not None:
-            out["accuracy"] = _accuracy(pred, batch["y"], self.classification)
+        accuracy = resolve_accuracy(self.classification)
+        if accuracy is not None:
+            out["accuracy"] = accuracy(pred, batch["y"])
         return out
 
 
@@ -56,13 +58,3 @@ def _apply(model: Any, x: jax.Array, key: jax.Array) -> jax.Array:
         return jax.vmap(lambda xi, ki: model(xi, key=ki))(x, keys)
     except TypeError:
         return jax.vmap(model)(x)
-
-
-def _accuracy(pred: jax.Array, target: jax.Array, kind: str) -> jax.Array:
-    if kind == "binary_cross_entropy":
-        hit = (pred.reshape(target.shape) > 0) == (target > 0.5)
-    elif target.ndim == pred.ndim:  # one-hot targets
-        hit = jnp.argmax(pred, -1) == jnp.argmax(target, -1)
-    else:
-        hit = jnp.argmax(pred, -1) == target
-    return jnp.mean(hit.astype(jnp.float32))
