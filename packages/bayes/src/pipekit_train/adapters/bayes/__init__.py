@@ -1,8 +1,43 @@
-"""Shared layer of the Bayesian backends (planned; not yet available).
+"""The shared layer of the Bayesian backends (``numpyro-svi``, ``numpyro-mcmc``, ``blackjax``).
 
-This distribution, ``pipekit-train-bayes``, is a placeholder: it holds no code and
-registers no backend. The NumPyro model bridge, ``NumpyroTask``, the predictive
-Operator and the diagnostics will live here.
+- ``NumpyroTask`` — the model plus the settings each backend reads (no ``method`` field).
+- ``log_density_from_model`` / ``LogDensity`` — the model → log-density bridge
+  (``initialize_model``: potential, postprocess, a valid start) BlackJAX reuses.
+- ``NumpyroPredictiveOp`` — the posterior-predictive Operator the backends return.
+- ``diagnostics`` / ``diagnostic_warnings`` / ``to_inference_data`` — ArviZ's
+  rank-normalised R-hat, bulk/tail ESS, MCSE, and the divergence count.
+
+Model convention: ``model(x, y=None)`` with the observed site conditioned on
+``y`` (``numpyro.sample("obs", ..., obs=y)``). For minibatch SVI, add ``N=None``
+and wrap the likelihood in ``numpyro.plate("data", N, subsample_size=x.shape[0])``
+(``N or x.shape[0]`` when ``N`` is None); bind the full size statically,
+``functools.partial(model, N=len(x_train))``, so every batch is scaled by N/B.
 """
 
-__all__: list[str] = []
+from ._bridge import LogDensity, log_density_from_model
+from ._data import check_finite, full_data
+from ._diagnostics import diagnostic_warnings, diagnostics, to_inference_data, warn_diagnostics
+from ._guides import GUIDE_NAMES, make_guide
+from ._model import check_model_signature, model_import_string, model_sites, resolve_model
+from ._predictive import NumpyroPredictiveOp
+from ._task import NumpyroTask, require_task
+
+__all__ = [
+    "NumpyroTask",
+    "require_task",
+    "GUIDE_NAMES",
+    "make_guide",
+    "LogDensity",
+    "log_density_from_model",
+    "NumpyroPredictiveOp",
+    "diagnostics",
+    "diagnostic_warnings",
+    "warn_diagnostics",
+    "to_inference_data",
+    "check_model_signature",
+    "resolve_model",
+    "model_sites",
+    "model_import_string",
+    "full_data",
+    "check_finite",
+]

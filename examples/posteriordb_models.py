@@ -1,0 +1,190 @@
+"""Seven posteriordb posteriors written as NumPyro models ``model(x, y=None)``.
+
+Each model follows the ``model.md`` of its folder under ``posteriordb/`` (the
+reference posteriors shipped next to this repository; see its README). The
+data files are turned into the ``(x, y)`` convention of pipekit-train:
+
+| posterior | x | y |
+|---|---|---|
+| eight_schools-eight_schools_noncentered | sigma (J,) | y (J,) |
+| arK-arK | lag matrix (T-K, K): column k-1 holds y[t-k] | y[K:] |
+| kidiq-kidscore_interaction | (mom_hs, mom_iq) (N, 2) | kid_score |
+| sblrc-blr | X (N, D) | y |
+| garch-garch11 | the previous observation, x[t] = y[t-1] (x[0] unused) | y |
+| low_dim_gauss_mix-low_dim_gauss_mix | a column of ones (N, 1): no covariates | y |
+| gp_pois_regr-gp_pois_regr | x (N,) | k (N,) counts |
+
+The models that a minibatch SVI run may subsample (arK, sblrc, kidiq, the
+mixture) take ``N=None`` and wrap their likelihood in
+``numpyro.plate("data", N, subsample_size=x.shape[0])``; bind ``N`` with
+``functools.partial`` for minibatches.
+
+``SETTINGS`` holds the sampler settings that posteriordb/README.md measured to pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+from numpyro.distributions import constraints
+
+POSTERIORDB = Path(os.environ.get("PIPEKIT_POSTERIORDB", "/work/shared/posteriordb"))
+
+__all__ = ["MODELS", "SETTINGS", "load_data", "load_reference", "POSTERIORDB"]
+
+
+def _data_plate(N: int | None, x: Any) -> Any:
+    n = x.shape[0]
+    return numpyro.plate("data", n if N is None else N, subsample_size=n)
+
+
+def eight_schools(x: Any, y: Any = None) -> None:
+    """Non-centred eight schools: theta = mu + tau * theta_trans (deterministic)."""
+    mu = numpyro.sample("mu", dist.Normal(0.0, 5.0))
+    tau = numpyro.sample("tau", dist.HalfCauchy(5.0))
+    with numpyro.plate("J", x.shape[0]):
+        theta_trans = numpyro.sample("theta_trans", dist.Normal(0.0, 1.0))
+        theta = numpyro.deterministic("theta", mu + tau * theta_trans)
+        numpyro.sample("obs", dist.Normal(theta, x), obs=y)
+
+
+def arK(x: Any, y: Any = None, N: int | None = None) -> None:
+    """AR(K) with Normal(0, 10) coefficients and a HalfCauchy(2.5) innovation sd."""
+    K = x.shape[1]
+    alpha = numpyro.sample("alpha", dist.Normal(0.0, 10.0))
+    beta = numpyro.sample("beta", dist.Normal(0.0, 10.0).expand([K]).to_event(1))
+    sigma = numpyro.sample("sigma", dist.HalfCauchy(2.5))
+    with _data_plate(N, x):
+        numpyro.sample("obs", dist.Normal(alpha + x @ beta, sigma), obs=y)
+
+
+def kidiq(x: Any, y: Any = None, N: int | None = None) -> None:
+    """kid_score ~ Normal(b1 + b2 hs + b3 iq + b4 hs iq, sigma), flat prior on beta."""
+    beta = numpyro.sample("beta", dist.ImproperUniform(constraints.real, (), (4,)))
+    sigma = numpyro.sample("sigma", dist.HalfCauchy(2.5))
+    hs, iq = x[:, 0], x[:, 1]
+    mean = beta[0] + beta[1] * hs + beta[2] * iq + beta[3] * hs * iq
+    with _data_plate(N, x):
+        numpyro.sample("obs", dist.Normal(mean, sigma), obs=y)
+
+
+def sblrc(x: Any, y: Any = None, N: int | None = None) -> None:
+    """Bayesian linear regression: beta ~ Normal(0, 10), sigma ~ HalfNormal(10)."""
+    beta = numpyro.sample("beta", dist.Normal(0.0, 10.0).expand([x.shape[1]]).to_event(1))
+    sigma = numpyro.sample("sigma", dist.HalfNormal(10.0))
+    with _data_plate(N, x):
+        numpyro.sample("obs", dist.Normal(x @ beta, sigma), obs=y)
+
+
+GARCH_SIGMA1 = 0.5
+
+
+def garch(x: Any, y: Any = None) -> None:
+    """GARCH(1,1), flat prior on {alpha0 > 0, 0 < alpha1 < 1, 0 < beta1 < 1 - alpha1}.
+
+    ``beta1 ~ Uniform(0, 1 - alpha1)`` plus ``factor(log(1 - alpha1))`` undoes the
+    Uniform's normalisation (option 1 of model.md). ``x[t]`` is y[t-1].
+    """
+    mu = numpyro.sample("mu", dist.ImproperUniform(constraints.real, (), ()))
+    alpha0 = numpyro.sample("alpha0", dist.ImproperUniform(constraints.positive, (), ()))
+    alpha1 = numpyro.sample("alpha1", dist.Uniform(0.0, 1.0))
+    beta1 = numpyro.sample("beta1", dist.Uniform(0.0, 1.0 - alpha1))
+    numpyro.factor("undo_uniform", jnp.log1p(-alpha1))
+
+    def step(s_prev: Any, y_prev: Any) -> tuple[Any, Any]:
+        s = jnp.sqrt(alpha0 + alpha1 * (y_prev - mu) ** 2 + beta1 * s_prev**2)
+        return s, s
+
+    s1 = jnp.asarray(GARCH_SIGMA1, dtype=jnp.result_type(float))
+    _, rest = jax.lax.scan(step, s1, x[1:])
+    s = jnp.concatenate([s1[None], rest])
+    with numpyro.plate("data", x.shape[0]):
+        numpyro.sample("obs", dist.Normal(mu, s), obs=y)
+
+
+def low_dim_gauss_mix(x: Any, y: Any = None, N: int | None = None) -> None:
+    """Two-component normal mixture with ordered means and a Beta(5, 5) weight."""
+    mu = numpyro.sample("mu", dist.ImproperUniform(constraints.ordered_vector, (), (2,)))
+    numpyro.factor("mu_prior", dist.Normal(0.0, 2.0).log_prob(mu).sum())
+    sigma = numpyro.sample("sigma", dist.HalfNormal(2.0).expand([2]).to_event(1))
+    theta = numpyro.sample("theta", dist.Beta(5.0, 5.0))
+    mix = dist.MixtureSameFamily(
+        dist.Categorical(probs=jnp.stack([theta, 1.0 - theta])), dist.Normal(mu, sigma)
+    )
+    with _data_plate(N, x):
+        numpyro.sample("obs", mix, obs=y)
+
+
+def gp_pois_regr(x: Any, y: Any = None) -> None:
+    """Poisson regression on a latent GP (whitened); needs float64 (see README)."""
+    rho = numpyro.sample("rho", dist.Gamma(25.0, 4.0))
+    alpha = numpyro.sample("alpha", dist.HalfNormal(2.0))
+    n = x.shape[0]
+    d2 = (x[:, None] - x[None, :]) ** 2
+    cov = alpha**2 * jnp.exp(-0.5 * d2 / rho**2) + 1e-10 * jnp.eye(n)
+    L = jnp.linalg.cholesky(cov)
+    f_tilde = numpyro.sample("f_tilde", dist.Normal(0.0, 1.0).expand([n]).to_event(1))
+    f = numpyro.deterministic("f", L @ f_tilde)
+    with numpyro.plate("data", n):
+        numpyro.sample("obs", dist.Poisson(jnp.exp(f)), obs=y)
+
+
+MODELS: dict[str, Any] = {
+    "eight_schools-eight_schools_noncentered": eight_schools,
+    "arK-arK": arK,
+    "kidiq-kidscore_interaction": kidiq,
+    "sblrc-blr": sblrc,
+    "garch-garch11": garch,
+    "low_dim_gauss_mix-low_dim_gauss_mix": low_dim_gauss_mix,
+    "gp_pois_regr-gp_pois_regr": gp_pois_regr,
+}
+
+# Settings measured to pass (posteriordb/README.md, NumPyro 0.22 NUTS, float64, 4 chains).
+SETTINGS: dict[str, dict[str, Any]] = {
+    "eight_schools-eight_schools_noncentered": {"target_accept": 0.95},
+    "arK-arK": {},
+    "kidiq-kidscore_interaction": {"dense_mass": True},
+    "sblrc-blr": {"num_warmup": 3000},
+    "garch-garch11": {},
+    "low_dim_gauss_mix-low_dim_gauss_mix": {"init_values": {"mu": [-1.0, 1.0]}},
+    "gp_pois_regr-gp_pois_regr": {"target_accept": 0.99},
+}
+
+
+def load_data(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(x, y)`` of posterior ``name`` in the convention of the table above."""
+    d = json.loads((POSTERIORDB / name / "data.json").read_text())
+    f = np.float64
+    if name.startswith("eight_schools"):
+        return np.asarray(d["sigma"], f), np.asarray(d["y"], f)
+    if name == "arK-arK":
+        y, K = np.asarray(d["y"], f), int(d["K"])
+        lags = np.stack([y[K - k : len(y) - k] for k in range(1, K + 1)], axis=1)
+        return lags, y[K:]
+    if name.startswith("kidiq"):
+        x = np.stack([np.asarray(d["mom_hs"], f), np.asarray(d["mom_iq"], f)], axis=1)
+        return x, np.asarray(d["kid_score"], f)
+    if name == "sblrc-blr":
+        return np.asarray(d["X"], f), np.asarray(d["y"], f)
+    if name == "garch-garch11":
+        y = np.asarray(d["y"], f)
+        return np.concatenate([[0.0], y[:-1]]), y
+    if name.startswith("low_dim_gauss_mix"):
+        y = np.asarray(d["y"], f)
+        return np.ones((len(y), 1), f), y
+    if name.startswith("gp_pois_regr"):
+        return np.asarray(d["x"], f), np.asarray(d["k"], np.int32)
+    raise KeyError(name)
+
+
+def load_reference(name: str) -> dict[str, Any]:
+    """The folder's ``reference_summary.json``."""
+    return json.loads((POSTERIORDB / name / "reference_summary.json").read_text())

@@ -1,0 +1,37 @@
+"""The full dataset as host arrays, checked for what a posterior cannot absorb."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pipekit_train.errors import DataError
+from pipekit_train.jax.data import RecordSource, normalize_dataset
+
+__all__ = ["full_data", "check_finite"]
+
+
+def check_finite(arrays: dict[str, np.ndarray], field: str) -> None:
+    """``DataError`` naming the field, the key and the first row holding NaN or inf."""
+    for key, a in arrays.items():
+        if a.dtype.kind not in "fc":
+            continue
+        bad = ~np.isfinite(a)
+        if bad.any():
+            row = int(np.argwhere(bad.reshape(a.shape[0], -1).any(axis=1))[0, 0])
+            raise DataError(
+                f"{field}['{key}'] holds NaN or inf (first at row {row}, "
+                f"{int(bad.sum())} values); a likelihood over it is undefined — drop or "
+                "impute those rows"
+            )
+
+
+def full_data(dataset: Any, field: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(x, y)`` of the whole dataset (``y`` may be absent), materialised once."""
+    data = normalize_dataset(dataset, field)
+    if isinstance(data, RecordSource):
+        data = data.gather(np.arange(len(data)))
+    arrays = {k: np.asarray(v) for k, v in data.items()}
+    check_finite(arrays, field)
+    return arrays["x"], arrays.get("y")

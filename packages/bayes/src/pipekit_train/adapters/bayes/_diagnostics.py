@@ -1,0 +1,138 @@
+"""Convergence diagnostics, computed by ArviZ (never re-derived here).
+
+Rank-normalised split R-hat, bulk and tail ESS and the MCSE of the mean come
+from ``arviz.rhat(method="rank")``, ``arviz.ess(method="bulk"|"tail")`` and
+``arviz.mcse(method="mean")``; divergences are the sampler's own flags.
+The warning thresholds follow PyMC: R-hat > 1.01, bulk ESS < 100 per chain,
+any divergence.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "to_inference_data",
+    "diagnostics",
+    "diagnostic_warnings",
+    "warn_diagnostics",
+    "RHAT_MAX",
+    "ESS_PER_CHAIN_MIN",
+]
+
+RHAT_MAX = 1.01
+ESS_PER_CHAIN_MIN = 100
+
+
+def _quiet_arviz() -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        import arviz as az
+    return az
+
+
+def to_inference_data(
+    samples: Mapping[str, Any],
+    *,
+    diverging: Any = None,
+    sample_stats: Mapping[str, Any] | None = None,
+) -> Any:
+    """An ``arviz.InferenceData`` from draws grouped by chain (``(chains, draws, …)``)."""
+    az = _quiet_arviz()
+    stats = {k: np.asarray(v) for k, v in (sample_stats or {}).items()}
+    if diverging is not None:
+        stats["diverging"] = np.asarray(diverging, dtype=bool)
+    posterior = {k: np.asarray(v) for k, v in samples.items()}
+    return az.from_dict(posterior=posterior, sample_stats=stats or None)
+
+
+def diagnostics(samples: Mapping[str, Any], diverging: Any = None) -> dict[str, Any]:
+    """Per-site ``mean``, ``sd``, ``r_hat``, ``ess_bulk``, ``ess_tail``, ``mcse_mean``
+    (nested lists, JSON-able) and the total ``divergences``.
+
+    ``samples`` are grouped by chain, ``(chains, draws, …)``; ``sd`` uses ddof = 1.
+    """
+    az = _quiet_arviz()
+    idata = to_inference_data(samples, diverging=diverging)
+    post = idata.posterior
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # one chain: ArviZ warns that R-hat is undefined
+        rhat = az.rhat(post, method="rank")
+        bulk = az.ess(post, method="bulk")
+        tail = az.ess(post, method="tail")
+        mcse = az.mcse(post, method="mean")
+    sites: dict[str, Any] = {}
+    for name in post.data_vars:
+        draws = np.asarray(post[name])
+        flat = draws.reshape((-1,) + draws.shape[2:])
+        sites[name] = {
+            "mean": flat.mean(axis=0).tolist(),
+            "sd": (flat.std(axis=0, ddof=1) if flat.shape[0] > 1 else np.zeros(flat.shape[1:]))
+            .tolist(),
+            "r_hat": np.asarray(rhat[name]).tolist(),
+            "ess_bulk": np.asarray(bulk[name]).tolist(),
+            "ess_tail": np.asarray(tail[name]).tolist(),
+            "mcse_mean": np.asarray(mcse[name]).tolist(),
+        }
+    num_chains, num_draws = next(iter(np.asarray(v).shape[:2] for v in samples.values()))
+    return {
+        "sites": sites,
+        "num_chains": int(num_chains),
+        "num_draws": int(num_draws),
+        "divergences": int(np.asarray(diverging).sum()) if diverging is not None else 0,
+    }
+
+
+def _worst(values: Any, pick: Any) -> float:
+    a = np.asarray(values, dtype=float).ravel()
+    a = a[np.isfinite(a)]
+    return float(pick(a)) if a.size else float("nan")
+
+
+def diagnostic_warnings(diag: Mapping[str, Any]) -> list[str]:
+    """The warnings a run's diagnostics call for (empty when it looks converged)."""
+    out: list[str] = []
+    chains = diag["num_chains"]
+    if chains > 1:
+        bad = {
+            n: _worst(s["r_hat"], np.max)
+            for n, s in diag["sites"].items()
+            if _worst(s["r_hat"], np.max) > RHAT_MAX
+        }
+        if bad:
+            sites = ", ".join(f"{n} ({v:.3f})" for n, v in sorted(bad.items()))
+            out.append(
+                f"R-hat above {RHAT_MAX} for {sites}: the chains disagree; run longer "
+                "(num_warmup, num_samples) or reparameterise the model"
+            )
+    floor = ESS_PER_CHAIN_MIN * chains
+    low = {
+        n: _worst(s["ess_bulk"], np.min)
+        for n, s in diag["sites"].items()
+        if _worst(s["ess_bulk"], np.min) < floor
+    }
+    if low:
+        sites = ", ".join(f"{n} ({v:.0f})" for n, v in sorted(low.items()))
+        out.append(
+            f"bulk ESS below {ESS_PER_CHAIN_MIN} per chain ({floor} for {chains} chain(s)) for "
+            f"{sites}: estimates are unreliable; draw more samples"
+        )
+    if diag.get("divergences", 0):
+        out.append(
+            f"{diag['divergences']} divergent transition(s) after warmup: the posterior may "
+            "be biased; raise target_accept (backend_options) or reparameterise the model "
+            "(e.g. non-centred)"
+        )
+    return out
+
+
+def warn_diagnostics(diag: Mapping[str, Any], backend: str) -> list[str]:
+    """Emit each of :func:`diagnostic_warnings` as a ``UserWarning``; return them."""
+    msgs = diagnostic_warnings(diag)
+    for msg in msgs:
+        warnings.warn(f"{backend}: {msg}", UserWarning, stacklevel=3)
+    return msgs

@@ -1,0 +1,53 @@
+"""Guides for SVI: a callable, or an autoguide named by string (so YAML can name it)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pipekit_train.errors import ConfigError, closest
+
+__all__ = ["GUIDE_NAMES", "make_guide", "check_guide"]
+
+GUIDE_NAMES: tuple[str, ...] = (
+    "AutoNormal",
+    "AutoMultivariateNormal",
+    "AutoLowRankMultivariateNormal",
+    "AutoDelta",
+    "AutoLaplaceApproximation",
+)
+DEFAULT_GUIDE = "AutoNormal"
+
+
+def check_guide(guide: Any, field: str = "task.guide") -> None:
+    """Reject an unknown guide name or a non-callable guide, without importing NumPyro."""
+    if guide is None or (callable(guide) and not isinstance(guide, str)):
+        return
+    if isinstance(guide, str):
+        if guide not in GUIDE_NAMES:
+            raise ConfigError(
+                f"{field} = {guide!r} is not a known guide{closest(guide, GUIDE_NAMES)}; "
+                f"name one of {', '.join(GUIDE_NAMES)} or pass a guide callable",
+                field=field,
+            )
+        return
+    raise ConfigError(
+        f"{field} must be None (AutoNormal), a guide name ({', '.join(GUIDE_NAMES)}) or a "
+        f"callable guide(x, y=None); got {type(guide).__name__}",
+        field=field,
+    )
+
+
+def make_guide(guide: Any, model: Callable[..., Any]) -> Callable[..., Any]:
+    """The guide object for ``model``: a user callable as is, or a fresh autoguide.
+
+    Autoguides start from ``init_to_median`` (which falls back to a uniform
+    start for sites, such as ``ImproperUniform`` flat priors, that cannot be sampled).
+    """
+    check_guide(guide)
+    if guide is not None and not isinstance(guide, str):
+        return guide  # type: ignore[no-any-return]
+    from numpyro.infer import autoguide
+
+    cls = getattr(autoguide, guide or DEFAULT_GUIDE)
+    return cls(model)  # type: ignore[no-any-return]

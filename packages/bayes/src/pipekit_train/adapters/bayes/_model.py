@@ -1,0 +1,139 @@
+"""What a NumPyro model must look like, and how it is named on disk.
+
+A model is a plain function ``model(x, y=None)``: ``x`` the inputs (covariates,
+or a dummy column for a model without any), ``y`` the observations, conditioned
+on the observed site (``predictive_site``, ``"obs"`` by default). With ``y=None``
+the model samples that site, which is how posterior predictions are made.
+
+For minibatch SVI a model may take a third argument ``N`` (the full data size)
+and scale its likelihood with ``numpyro.plate("data", N, subsample_size=x.shape[0])``.
+Bind ``N`` statically with ``functools.partial(model, N=len(x_train))``; without it
+(``N=None``) the plate covers the batch given, which is the full data for MCMC.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import pkgutil
+import re
+from collections.abc import Callable
+from typing import Any
+
+from pipekit_train.errors import ConfigError
+
+__all__ = ["check_model_signature", "model_import_string", "resolve_model", "model_sites"]
+
+_IMPORT_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+
+def resolve_model(model: Any, field: str) -> Callable[..., Any]:
+    """``model`` itself, or the object a ``'module:attr'`` string names."""
+    if isinstance(model, str):
+        if not _IMPORT_RE.match(model):
+            raise ConfigError(
+                f"{field} is the string {model!r}; give a callable model(x, y=None) or an "
+                "import string 'package.module:function'",
+                field=field,
+            )
+        try:
+            model = pkgutil.resolve_name(model)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise ConfigError(
+                f"{field}: cannot import {model!r} ({type(exc).__name__}: {exc}); is the "
+                "module on PYTHONPATH?",
+                field=field,
+            ) from exc
+    if not callable(model):
+        raise ConfigError(
+            f"{field} must be a NumPyro model, a function model(x, y=None); got "
+            f"{type(model).__name__}",
+            field=field,
+        )
+    return model
+
+
+def check_model_signature(model: Callable[..., Any], field: str) -> None:
+    """Require ``model(x, y=None)``: two leading parameters, the second defaulting to None."""
+    try:
+        sig = inspect.signature(model)
+    except (TypeError, ValueError):  # builtins, some C callables: nothing to check
+        return
+    params = [
+        p
+        for p in sig.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    has_var = any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values())
+    ok = has_var or (len(params) >= 2 and params[1].default is None)
+    extra_required = [
+        p.name
+        for p in params[2:]
+        if p.default is p.empty
+    ]
+    if not ok or extra_required:
+        raise ConfigError(
+            f"{field} has the signature {getattr(model, '__name__', 'model')}{sig}; a NumPyro "
+            "model for pipekit-train must be model(x, y=None) (optionally a third argument "
+            "N=None for minibatch SVI, bound with functools.partial). Observe the data with "
+            "numpyro.sample('obs', ..., obs=y)",
+            field=field,
+        )
+
+
+def model_import_string(model: Callable[..., Any]) -> str | None:
+    """``'module:qualname'`` that imports back to ``model``, or ``None`` if none does.
+
+    A ``functools.partial`` is named by its function; its bound keywords are
+    recorded separately (see ``partial_kwargs``).
+    """
+    target = model.func if isinstance(model, functools.partial) else model
+    module = getattr(target, "__module__", None)
+    qualname = getattr(target, "__qualname__", None)
+    if not module or not qualname or "<" in qualname or module == "__main__":
+        return None
+    name = f"{module}:{qualname}"
+    try:
+        if pkgutil.resolve_name(name) is not target:
+            return None
+    except Exception:  # noqa: BLE001 - any failure means "not importable by name"
+        return None
+    return name
+
+
+def partial_kwargs(model: Callable[..., Any]) -> dict[str, Any]:
+    """The keywords a ``functools.partial`` model binds (``{}`` for a plain function)."""
+    if isinstance(model, functools.partial):
+        if model.args:
+            raise ConfigError(
+                "task.model: bind a model's extra arguments by keyword "
+                "(functools.partial(model, N=100)), not by position",
+                field="task.model",
+            )
+        return dict(model.keywords)
+    return {}
+
+
+def model_sites(model: Callable[..., Any], x: Any, y: Any) -> dict[str, dict[str, Any]]:
+    """Site name → ``{"type", "is_observed", "shape"}``, traced abstractly (nothing compiles).
+
+    The model is run under ``jax.eval_shape`` with NumPyro's ``trace`` and ``seed``
+    handlers, so a failure here is the user's model failing on the data.
+    """
+    import jax
+    from numpyro import handlers
+
+    found: dict[str, dict[str, Any]] = {}
+
+    def run(x: Any, y: Any) -> int:
+        tr = handlers.trace(handlers.seed(model, jax.random.PRNGKey(0))).get_trace(x, y)
+        for name, site in tr.items():
+            found[name] = {
+                "type": site["type"],
+                "is_observed": bool(site.get("is_observed", False)),
+                "shape": tuple(getattr(site.get("value"), "shape", ())),
+            }
+        return 0
+
+    jax.eval_shape(run, x, y)
+    return found

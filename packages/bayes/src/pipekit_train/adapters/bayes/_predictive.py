@@ -1,0 +1,256 @@
+"""``NumpyroPredictiveOp``: the posterior-predictive Operator every Bayesian backend returns.
+
+Saved layout (a directory; nothing is pickled)::
+
+    samples.npz       posterior draws per site, grouped by chain: (chains, draws, ...)
+    sample_stats.npz  per-draw sampler statistics (``diverging``), when there are any
+    op.json           format version, the model's import string ('module:attr') and the
+                      keywords a functools.partial bound, predictive settings, versions
+
+``load`` re-imports the model by that string with ``pkgutil.resolve_name`` (code
+the user named, imported by name), or takes it as ``model=``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pkgutil
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pipekit_train.errors import CheckpointError, ConfigError
+
+from ._diagnostics import diagnostics, to_inference_data
+from ._model import model_import_string, partial_kwargs
+
+__all__ = ["NumpyroPredictiveOp"]
+
+FORMAT_VERSION = 1
+SAMPLES_FILE = "samples.npz"
+STATS_FILE = "sample_stats.npz"
+META_FILE = "op.json"
+
+
+class NumpyroPredictiveOp:
+    """Posterior predictions of a NumPyro model from a set of posterior draws.
+
+    ``op(x)`` returns the posterior-predictive mean of ``predictive_site`` at
+    ``x`` (averaged over ``predictive_samples`` draws spread evenly over the
+    posterior); ``op(x, draws=True)`` returns the draws themselves,
+    ``(predictive_samples, len(x), …)``.
+
+    Args:
+        model: the NumPyro model ``model(x, y=None)``.
+        samples: constrained posterior draws per site, grouped by chain
+            ``(chains, draws, …)``, deterministic sites included.
+        predictive_site: the observed site to predict.
+        predictive_samples: how many posterior draws predictions use.
+        sample_stats: per-draw sampler statistics (``diverging``), ``(chains, draws)``.
+        seed: seed of the predictive noise (``op(x)`` is deterministic given it).
+        model_ref: the model's ``'module:attr'`` import string, when it cannot be
+            derived from the function itself.
+    """
+
+    def __init__(
+        self,
+        model: Callable[..., Any],
+        samples: Mapping[str, Any],
+        *,
+        predictive_site: str = "obs",
+        predictive_samples: int = 200,
+        sample_stats: Mapping[str, Any] | None = None,
+        seed: int = 0,
+        model_ref: str | None = None,
+    ) -> None:
+        if not samples:
+            raise ConfigError("NumpyroPredictiveOp needs at least one posterior site")
+        self.model = model
+        self._by_chain = {k: np.asarray(v) for k, v in samples.items()}
+        shapes = {v.shape[:2] for v in self._by_chain.values()}
+        if len(shapes) != 1:
+            raise ConfigError(
+                f"NumpyroPredictiveOp: every site needs the same (chains, draws); got {shapes}"
+            )
+        self.sample_stats = {k: np.asarray(v) for k, v in (sample_stats or {}).items()}
+        self.predictive_site = predictive_site
+        self.predictive_samples = int(predictive_samples)
+        self.seed = int(seed)
+        self.model_ref = model_ref
+        self._predict: Any = None
+
+    # -- the posterior ------------------------------------------------------------------------
+    @property
+    def num_chains(self) -> int:
+        return int(next(iter(self._by_chain.values())).shape[0])
+
+    @property
+    def num_draws(self) -> int:
+        return int(next(iter(self._by_chain.values())).shape[1])
+
+    @property
+    def samples(self) -> dict[str, np.ndarray]:
+        """Constrained draws per site, chains concatenated: ``(chains * draws, …)``."""
+        return {k: v.reshape((-1,) + v.shape[2:]) for k, v in self._by_chain.items()}
+
+    @property
+    def samples_by_chain(self) -> dict[str, np.ndarray]:
+        """Constrained draws per site, ``(chains, draws, …)``."""
+        return dict(self._by_chain)
+
+    def diagnostics(self) -> dict[str, Any]:
+        """JSON-able per-site moments, R-hat, bulk/tail ESS, MCSE and the divergence count."""
+        return diagnostics(self._by_chain, self.sample_stats.get("diverging"))
+
+    def to_inference_data(self) -> Any:
+        """The draws as an ``arviz.InferenceData`` (posterior + sample_stats groups)."""
+        stats = {k: v for k, v in self.sample_stats.items() if k != "diverging"}
+        return to_inference_data(
+            self._by_chain, diverging=self.sample_stats.get("diverging"), sample_stats=stats
+        )
+
+    def summary(self, **kwargs: Any) -> Any:
+        """``arviz.summary`` of the draws (a pandas DataFrame): mean, sd, HDI, MCSE,
+        bulk/tail ESS and rank-normalised R-hat; ``kwargs`` go to ``arviz.summary``."""
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import arviz as az
+
+            return az.summary(self.to_inference_data(), **kwargs)
+
+    # -- predictions --------------------------------------------------------------------------
+    def _thinned(self) -> dict[str, np.ndarray]:
+        flat = self.samples
+        total = next(iter(flat.values())).shape[0]
+        idx = np.linspace(0, total - 1, min(self.predictive_samples, total)).round()
+        idx = idx.astype(np.int64)
+        return {k: v[idx] for k, v in flat.items()}
+
+    def __call__(self, x: Any, *, draws: bool = False, seed: int | None = None) -> Any:
+        """Posterior-predictive mean of ``predictive_site`` at ``x`` (draws if ``draws``)."""
+        import jax
+        import jax.numpy as jnp
+
+        if self._predict is None:
+            from numpyro.infer import Predictive
+
+            predictive = Predictive(
+                self.model,
+                posterior_samples={k: jnp.asarray(v) for k, v in self._thinned().items()},
+                return_sites=[self.predictive_site],
+            )
+            self._predict = jax.jit(lambda key, x: predictive(key, x)[self.predictive_site])
+        key = jax.random.PRNGKey(self.seed if seed is None else seed)
+        out = self._predict(key, jnp.asarray(x))
+        return out if draws else out.mean(axis=0)
+
+    # -- saving -------------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the draws (npz) and ``op.json`` to the directory ``path``."""
+        ref = self.model_ref or model_import_string(self.model)
+        if ref is None:
+            raise ConfigError(
+                "NumpyroPredictiveOp.save: the model cannot be named by an import string "
+                f"({getattr(self.model, '__qualname__', self.model)!r} is a lambda, a local "
+                "function or lives in __main__); define it at module level in an importable "
+                "module, or pass model_ref='package.module:model' when creating the op",
+                field="model_ref",
+            )
+        kwargs = partial_kwargs(self.model)
+        try:
+            kwargs_json = json.loads(json.dumps(kwargs))
+        except TypeError as exc:
+            raise ConfigError(
+                f"NumpyroPredictiveOp.save: the model's bound keywords {sorted(kwargs)} are "
+                "not JSON values; bind only numbers, strings, lists or dicts",
+                field="model",
+            ) from exc
+        out = Path(path)
+        out.mkdir(parents=True, exist_ok=True)
+        np.savez(out / SAMPLES_FILE, **self._by_chain)
+        if self.sample_stats:
+            np.savez(out / STATS_FILE, **self.sample_stats)
+        meta = {
+            "format_version": FORMAT_VERSION,
+            "op_class": "pipekit_train.adapters.bayes:NumpyroPredictiveOp",
+            "model": ref,
+            "model_kwargs": kwargs_json,
+            "predictive_site": self.predictive_site,
+            "predictive_samples": self.predictive_samples,
+            "seed": self.seed,
+            "sites": {k: [list(v.shape), str(v.dtype)] for k, v in self._by_chain.items()},
+            "versions": _versions(),
+        }
+        (out / META_FILE).write_text(json.dumps(meta, indent=2))
+
+    @classmethod
+    def load(
+        cls, path: str | os.PathLike[str], *, model: Callable[..., Any] | None = None
+    ) -> NumpyroPredictiveOp:
+        """Rebuild an op written by :meth:`save`; the model comes from its import string
+        (or ``model=``)."""
+        src = Path(path)
+        try:
+            meta = json.loads((src / META_FILE).read_text())
+        except (OSError, ValueError) as exc:
+            raise CheckpointError(
+                f"{src} is not a saved NumpyroPredictiveOp: cannot read {META_FILE} ({exc})"
+            ) from exc
+        if meta.get("format_version") != FORMAT_VERSION:
+            raise CheckpointError(
+                f"{src / META_FILE}: format_version {meta.get('format_version')!r} is not "
+                f"{FORMAT_VERSION}; save it again with this version of pipekit-train-bayes"
+            )
+        if model is None:
+            try:
+                model = pkgutil.resolve_name(meta["model"])
+            except (ImportError, AttributeError, ValueError) as exc:
+                raise ConfigError(
+                    f"NumpyroPredictiveOp.load: cannot import the model {meta['model']!r} "
+                    f"recorded in {src / META_FILE} ({exc}); put its module on PYTHONPATH or "
+                    "pass model=",
+                    field="model",
+                ) from exc
+            if meta.get("model_kwargs"):
+                import functools
+
+                model = functools.partial(model, **meta["model_kwargs"])
+        with np.load(src / SAMPLES_FILE, allow_pickle=False) as npz:
+            samples = {k: npz[k] for k in npz.files}
+        stats: dict[str, np.ndarray] = {}
+        if (src / STATS_FILE).exists():
+            with np.load(src / STATS_FILE, allow_pickle=False) as npz:
+                stats = {k: npz[k] for k in npz.files}
+        return cls(
+            model,
+            samples,
+            predictive_site=meta["predictive_site"],
+            predictive_samples=meta["predictive_samples"],
+            sample_stats=stats,
+            seed=meta.get("seed", 0),
+            model_ref=meta["model"],
+        )
+
+    def __repr__(self) -> str:
+        sites = ", ".join(f"{k}{list(v.shape[2:])}" for k, v in self._by_chain.items())
+        return (
+            f"NumpyroPredictiveOp({self.num_chains} chain(s) x {self.num_draws} draws; "
+            f"sites: {sites}; predicts {self.predictive_site!r})"
+        )
+
+
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {}
+    for dist in ("numpyro", "jax", "pipekit-train-bayes"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return out

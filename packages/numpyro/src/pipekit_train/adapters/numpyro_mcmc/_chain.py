@@ -1,0 +1,131 @@
+"""One MCMC transition as a pure function of the sampler state, the way ``MCMC.run`` makes it.
+
+``MCMC.run`` initialises the kernel with ``kernel.init(key, num_warmup, ...)``
+(the key split ``num_chains`` ways first) and then applies ``kernel.sample``
+``num_warmup + num_samples`` times, each draw's randomness coming from the
+state's own ``rng_key``. Adaptation ends by itself at ``state.i == num_warmup``.
+So the run can be cut anywhere: ``ChainStep.step`` applied in ``lax.scan``
+chunks of any size gives the same bits as one ``MCMC.run`` with the same seed
+and settings, and the ``HMCState`` (adaptation included) is the whole carry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from pipekit_train.adapters.bayes import NumpyroTask
+
+from ._options import McmcOptions
+
+__all__ = ["ChainStep", "make_kernel", "make_init_strategy"]
+
+
+def make_init_strategy(options: McmcOptions) -> Callable[..., Any]:
+    """NumPyro's init strategy for ``options.init_strategy`` (``init_values`` on top)."""
+    from numpyro import infer
+
+    base = {
+        "uniform": infer.init_to_uniform,
+        "median": infer.init_to_median,
+        "mean": infer.init_to_mean,
+        "feasible": infer.init_to_feasible,
+        "sample": infer.init_to_sample,
+    }[options.init_strategy]
+    if options.init_values:
+        values = {k: jnp.asarray(v) for k, v in options.init_values.items()}
+        return infer.init_to_value(values=values)  # falls back to uniform for the rest
+    return base
+
+
+def make_kernel(model: Callable[..., Any], options: McmcOptions) -> Any:
+    """The NUTS (default) or HMC kernel ``options`` describe."""
+    from numpyro.infer import HMC, NUTS
+
+    common = dict(
+        dense_mass=options.dense_mass,
+        target_accept_prob=options.target_accept,
+        init_strategy=make_init_strategy(options),
+        regularize_mass_matrix=options.regularize_mass_matrix,
+    )
+    if options.kernel == "hmc":
+        extra: dict[str, Any] = {}
+        if options.num_steps is not None:
+            extra["num_steps"] = options.num_steps
+        if options.trajectory_length is not None:
+            extra["trajectory_length"] = options.trajectory_length
+        return HMC(model, **common, **extra)
+    return NUTS(model, max_tree_depth=options.max_tree_depth, **common)
+
+
+@dataclass
+class ChainStep:
+    """The kernel, bound to the data, as ``init(seed)`` and ``step(state) -> (state, draw)``.
+
+    ``draw`` holds the constrained sites (deterministic sites included, as
+    ``MCMC.get_samples`` reports them) under ``"samples"``, and the per-draw
+    sampler statistics (``diverging``, ``accept_prob``, ``num_steps``,
+    ``potential_energy``). With several chains every leaf has a leading chain axis.
+    """
+
+    kernel: Any
+    task: NumpyroTask
+    x: Any
+    y: Any
+    chain_method: str = "vectorized"
+
+    def __post_init__(self) -> None:
+        self._postprocess: Any = None
+        # A jit boundary around kernel.sample, as MCMC.run's fori_collect has one around its
+        # loop body: without it XLA fuses the transition into the surrounding scan differently
+        # and a single chain drifts from MCMC.run in the last bits (measured, NumPyro 0.22).
+        self._sample = jax.jit(lambda state: self.kernel.sample(state, (self.x, self.y), {}))
+
+    @property
+    def num_chains(self) -> int:
+        return self.task.num_chains
+
+    def init(self, seed: int) -> Any:
+        """The initial ``HMCState``; for several chains, stacked along a leading axis."""
+        from numpyro.infer.hmc import HMCState  # noqa: F401 - the state type, for readers
+
+        key = jax.random.PRNGKey(seed)
+        args = (self.x, self.y)
+        if self.num_chains == 1:
+            state = self.kernel.init(key, self.task.num_warmup, None, args, {})
+        elif self.chain_method == "vectorized":
+            keys = jax.random.split(key, self.num_chains)
+            state = self.kernel.init(keys, self.task.num_warmup, None, args, {})
+        else:  # sequential: each chain initialised alone, as MCMC.run's lax.map does
+            keys = jax.random.split(key, self.num_chains)
+            states = [self.kernel.init(k, self.task.num_warmup, None, args, {}) for k in keys]
+            state = jax.tree.map(lambda *a: jnp.stack(a), *states)
+        self._postprocess = self.kernel.postprocess_fn(args, {})
+        return state
+
+    def _one(self, state: Any) -> tuple[Any, dict[str, Any]]:
+        new = self._sample(state)
+        return new, self._draw(new)
+
+    def _draw(self, state: Any) -> dict[str, Any]:
+        return {
+            "samples": self._postprocess(state.z),
+            "diverging": state.diverging,
+            "accept_prob": state.accept_prob,
+            "num_steps": state.num_steps,
+            "potential_energy": state.potential_energy,
+        }
+
+    def step(self, state: Any) -> tuple[Any, dict[str, Any]]:
+        """One transition of every chain; ``init`` must have run."""
+        if self.num_chains == 1:
+            return self._one(state)
+        if self.chain_method == "vectorized":
+            # kernel.init with batched keys made kernel.sample act on all chains at once.
+            new = self._sample(state)
+            return new, jax.vmap(self._draw)(new)
+        return jax.lax.map(self._one, state)
