@@ -15,6 +15,7 @@ and wrap the likelihood in ``numpyro.plate("data", N, subsample_size=x.shape[0])
 """
 
 from ._bridge import LogDensity, log_density_from_model
+from ._checks import check_task_on_data
 from ._data import check_finite, full_data
 from ._diagnostics import diagnostic_warnings, diagnostics, to_inference_data, warn_diagnostics
 from ._guides import GUIDE_NAMES, make_guide
@@ -38,6 +39,7 @@ __all__ = [
     "resolve_model",
     "model_sites",
     "model_import_string",
+    "check_task_on_data",
     "full_data",
     "check_finite",
 ]
