@@ -158,7 +158,7 @@ class TrainingLoop:
                 field="optimizer_config",
             )
         self.optimizer_config = dict(self.optimizer_config)
-        from ._optim_spec import validate_optimizer_config
+        from .optimizers import validate_optimizer_config
 
         validate_optimizer_config(self.optimizer_config, max_steps=self.max_steps)
         self._validate_callbacks()

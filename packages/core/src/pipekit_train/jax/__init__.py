@@ -11,6 +11,9 @@ from its submodule on first access:
 - ``BatchSource``, ``BatchIterator``, ``normalize_dataset``, ``eval_batches``
   (``.data``) — the deterministic, checkpointable batch source;
 - ``Checkpointer``, ``inspect_checkpoints`` (``.checkpoint``) — the Orbax glue;
+- ``build_program``, ``Program``, ``Phase`` (``.program``) — a backend's pure
+  step → the driver's fused, donated, key-folded compiled calls;
+- ``tree_structure_digest`` (``.structure``) — the resume guard's model digest;
 - ``enable_compilation_cache`` (``.compile_cache``).
 """
 
@@ -34,6 +37,10 @@ _LAZY: dict[str, str] = {
     "Checkpointer": "checkpoint",
     "inspect_checkpoints": "checkpoint",
     "enable_compilation_cache": "compile_cache",
+    "build_program": "program",
+    "Program": "program",
+    "Phase": "program",
+    "tree_structure_digest": "structure",
 }
 
 __all__ = sorted(_LAZY)
