@@ -1,7 +1,25 @@
-"""The ``numpyro-mcmc`` backend (planned; not yet available).
+"""The ``numpyro-mcmc`` backend: NUTS (or HMC) on a ``NumpyroTask``, chunked and checkpointed.
 
-This distribution, ``pipekit-train-numpyro``, is a placeholder: it holds no code and registers no
-entry point, so ``TrainingLoop(backend="numpyro-mcmc")`` cannot run yet.
+``TrainingLoop(task=NumpyroTask(model=...), dataset=(x, y), backend="numpyro-mcmc").run()``
+samples ``num_chains`` chains of ``num_warmup`` + ``num_samples`` steps and returns a
+``NumpyroPredictiveOp`` and ``backend_info`` (ArviZ diagnostics, warnings).
+
+To the user it is one sampling call; underneath, core's driver runs it in chunks
+(phases ``warmup`` and ``sampling``), checkpointing after warmup and every
+``Checkpoint.every_n_steps`` steps, so a killed run resumes — and its draws are
+bit-identical to an uninterrupted run and to NumPyro's own ``MCMC.run`` with the
+same seed (``TrainingLoop.seed``) and settings.
+
+``backend_options``: ``kernel`` (``"nuts"`` | ``"hmc"``), ``chain_method``
+(``"vectorized"`` | ``"sequential"``), ``dense_mass``, ``target_accept``,
+``max_tree_depth``, ``num_steps`` / ``trajectory_length`` (HMC),
+``regularize_mass_matrix``, ``init_strategy`` (``uniform`` | ``median`` | ``mean`` |
+``feasible`` | ``sample``), ``init_values`` (``{site: value}``), ``x64`` (float64),
+``resume`` (``auto`` | ``never`` | ``force``), ``steps_per_call`` (largest chunk).
+``max_steps``, ``batch_size`` and ``optimizer_config`` do not apply (a warning names them).
 """
 
-__all__: list[str] = []
+from ._options import McmcOptions, parse_options
+from ._run import run
+
+__all__ = ["run", "McmcOptions", "parse_options"]

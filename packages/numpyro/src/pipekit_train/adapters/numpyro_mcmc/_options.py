@@ -29,7 +29,7 @@ class McmcOptions:
     init_strategy: str = "uniform"
     init_values: dict[str, Any] = field(default_factory=dict)
     x64: bool = False
-    resume: bool = True
+    resume: str = "auto"
     steps_per_call: int = 100
 
 
@@ -118,6 +118,6 @@ def parse_options(raw: dict[str, Any] | None) -> McmcOptions:
         init_strategy=_choice(raw, "init_strategy", "uniform", INIT_STRATEGIES),
         init_values=dict(init_values),
         x64=_bool(raw, "x64", False),
-        resume=_bool(raw, "resume", True),
+        resume=_choice(raw, "resume", "auto", ("auto", "never", "force")),
         steps_per_call=int(_int(raw, "steps_per_call", 100, 1) or 100),
     )

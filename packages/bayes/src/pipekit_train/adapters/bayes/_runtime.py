@@ -1,0 +1,77 @@
+"""What every Bayesian backend's ``run`` does around the sampler: precision and versions."""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Iterator, Sequence
+from importlib import metadata
+from typing import Any
+
+from pipekit_train.errors import ConfigError
+
+__all__ = ["precision", "library_versions", "warn_unused_fields"]
+
+
+@contextlib.contextmanager
+def precision(x64: bool, field: str = "backend_options.x64") -> Iterator[None]:
+    """Run the block in float64 when ``x64`` (``jax.enable_x64``), before any array is made.
+
+    Raises ``ConfigError`` naming ``field`` if the platform cannot hold float64.
+    """
+    if not x64:
+        yield
+        return
+    import jax
+    import jax.numpy as jnp
+
+    with jax.enable_x64(True):
+        try:
+            probe = jnp.zeros((), dtype=jnp.float64) + 1.0
+            ok = probe.dtype == jnp.float64
+        except Exception as exc:  # noqa: BLE001 - the platform refused float64
+            raise ConfigError(
+                f"{field}: this JAX platform ({jax.default_backend()}) cannot compute in "
+                f"float64 ({type(exc).__name__}: {exc}); drop x64 or run on CPU/GPU",
+                field=field,
+            ) from exc
+        if not ok:
+            raise ConfigError(
+                f"{field}: float64 is not available on {jax.default_backend()}; drop x64",
+                field=field,
+            )
+        yield
+
+
+def library_versions() -> dict[str, str]:
+    """Versions of the libraries a Bayesian run depends on, for ``backend_info``."""
+    out: dict[str, str] = {}
+    for dist in ("jax", "numpyro", "arviz", "pipekit-train-core", "pipekit-train-bayes",
+                 "pipekit-train-numpyro"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def warn_unused_fields(loop: Any, backend: str, names: Sequence[str]) -> list[str]:
+    """Warn once, naming every field in ``names`` the user set but ``backend`` ignores."""
+    from pipekit_train.loop import TrainingLoop
+
+    defaults = {f.name: f for f in TrainingLoop.__dataclass_fields__.values()}
+    set_fields = []
+    for name in names:
+        f = defaults[name]
+        default = f.default_factory() if callable(f.default_factory) else f.default  # type: ignore[misc]
+        if getattr(loop, name) != default:
+            set_fields.append(name)
+    if set_fields:
+        warnings.warn(
+            f"{backend}: TrainingLoop.{', TrainingLoop.'.join(set_fields)} do(es) not apply "
+            "(the sampler's length is NumpyroTask.num_warmup + num_samples, and it uses the "
+            "whole dataset with no optimiser); the value(s) are ignored",
+            UserWarning,
+            stacklevel=3,
+        )
+    return set_fields

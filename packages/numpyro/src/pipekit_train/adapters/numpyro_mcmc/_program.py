@@ -1,0 +1,55 @@
+"""The sampler as a core program: phases ``warmup`` then ``sampling``, draws as the trace.
+
+Chunking, ``lax.scan``, checkpoint conversion and resume are core's
+(:mod:`pipekit_train.jax.program`, :func:`pipekit_train.driver.run_driver`);
+this module only says what one step is. The carry is the ``HMCState``
+(adaptation state and the chain's own ``rng_key`` included), so the step ignores
+the driver's per-step key: NumPyro's stream lives in the state, which is what
+makes the draws equal ``MCMC.run``'s.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+
+from pipekit_train.driver import Phase
+from pipekit_train.jax.program import Program, build_program
+
+from ._chain import ChainStep
+
+__all__ = ["build_sampler_program", "SAMPLE_PREFIX", "STAT_NAMES"]
+
+SAMPLE_PREFIX = "sample__"
+STAT_NAMES = ("diverging", "accept_prob", "num_steps", "potential_energy")
+
+
+def _metrics(draw: dict[str, Any]) -> dict[str, Any]:
+    return {name: draw[name] for name in STAT_NAMES}
+
+
+def build_sampler_program(chain: ChainStep, state: Any, seed: int) -> Program:
+    """A program of ``num_warmup`` warmup steps (no trace) and ``num_samples`` draws."""
+
+    def sampling(carry: Any, batch: Any, key: jax.Array) -> tuple[Any, ...]:
+        new, draw = chain.step(carry)
+        outputs = {f"{SAMPLE_PREFIX}{k}": v for k, v in draw["samples"].items()}
+        outputs["diverging"] = draw["diverging"]
+        return new, _metrics(draw), outputs
+
+    def warmup(carry: Any, batch: Any, key: jax.Array) -> tuple[Any, ...]:
+        new, draw = chain.step(carry)
+        return new, _metrics(draw)
+
+    task = chain.task
+    return build_program(
+        sampling,
+        state,
+        base_key=jax.random.PRNGKey(seed),
+        phases=[
+            Phase("warmup", task.num_warmup, collect=False),
+            Phase("sampling", task.num_samples, collect=True),
+        ],
+        phase_steps={"warmup": warmup},
+    )

@@ -1,0 +1,197 @@
+"""``run(loop)``: NUTS/HMC on a ``NumpyroTask``, chunked and checkpointed by core's driver."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any
+
+import numpy as np
+
+from pipekit_train.adapters.bayes import (
+    NumpyroPredictiveOp,
+    check_task_on_data,
+    diagnostics,
+    full_data,
+    library_versions,
+    model_import_string,
+    precision,
+    require_task,
+    warn_diagnostics,
+    warn_unused_fields,
+)
+from pipekit_train.driver import run_driver
+from pipekit_train.errors import DataError
+from pipekit_train.fingerprint import fingerprint as core_fingerprint
+
+from ._options import McmcOptions, parse_options
+from ._program import SAMPLE_PREFIX, STAT_NAMES
+
+BACKEND = "numpyro-mcmc"
+
+__all__ = ["run", "BACKEND"]
+
+
+def _data_digest(x: np.ndarray, y: np.ndarray) -> str:
+    h = hashlib.sha256()
+    for a in (x, y):
+        h.update(f"{a.shape}{a.dtype}".encode())
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()[:16]
+
+
+def _model_name(model: Any) -> str:
+    return model_import_string(model) or getattr(model, "__qualname__", type(model).__name__)
+
+
+def _fingerprint(loop: Any, task: Any, options: McmcOptions, state: Any, x: Any, y: Any) -> Any:
+    from pipekit_train.jax.structure import tree_structure_digest
+
+    return core_fingerprint(
+        loop,
+        backend=BACKEND,
+        model_structure=tree_structure_digest(state.z),
+        optimizer=False,
+        extra={
+            "model": _model_name(task.model),
+            "data": _data_digest(x, y),
+            "num_warmup": task.num_warmup,
+            "num_samples": task.num_samples,
+            "num_chains": task.num_chains,
+            "sampler": {
+                "kernel": options.kernel,
+                "chain_method": options.chain_method,
+                "dense_mass": options.dense_mass,
+                "target_accept": options.target_accept,
+                "max_tree_depth": options.max_tree_depth,
+                "num_steps": options.num_steps,
+                "trajectory_length": options.trajectory_length,
+                "regularize_mass_matrix": options.regularize_mass_matrix,
+                "init_strategy": options.init_strategy,
+                "init_values": options.init_values,
+                "x64": options.x64,
+            },
+        },
+    )
+
+
+def _by_chain(trace: dict[str, Any], num_chains: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Trace arrays ``(draws, [chains,] …)`` → samples and stats ``(chains, draws, …)``."""
+
+    def regroup(a: Any) -> np.ndarray:
+        a = np.asarray(a)
+        return np.swapaxes(a, 0, 1) if num_chains > 1 else a[None]
+
+    samples = {
+        k[len(SAMPLE_PREFIX) :]: regroup(v) for k, v in trace.items() if k.startswith(SAMPLE_PREFIX)
+    }
+    stats = {k: regroup(v) for k, v in trace.items() if k == "diverging"}
+    return samples, stats
+
+
+def run(loop: Any) -> tuple[NumpyroPredictiveOp | None, dict[str, Any]]:
+    """Sample the posterior of ``loop.task`` and return its predictive op and ``backend_info``.
+
+    Every user mistake is raised before anything compiles. The run has two
+    phases, ``warmup`` (``num_warmup`` steps) and ``sampling`` (``num_samples``
+    draws); core's driver chunks them, checkpoints after warmup and every
+    ``Checkpoint.every_n_steps`` steps (state, adaptation, draws so far), and
+    resumes bit-identically after a kill.
+    """
+    started = time.perf_counter()
+    options = parse_options(loop.backend_options)
+    task = require_task(loop, BACKEND)
+    unused = warn_unused_fields(loop, BACKEND, ("max_steps", "batch_size", "optimizer_config"))
+    with precision(options.x64):
+        return _run(loop, task, options, unused, started)
+
+
+def _run(
+    loop: Any, task: Any, options: McmcOptions, unused: list[str], started: float
+) -> tuple[NumpyroPredictiveOp | None, dict[str, Any]]:
+    import jax
+    import jax.numpy as jnp
+
+    from ._chain import ChainStep, make_kernel
+    from ._program import build_sampler_program
+
+    x, y = full_data(loop.dataset, "TrainingLoop.dataset")
+    if y is None:
+        raise DataError(
+            "TrainingLoop.dataset has no 'y': numpyro-mcmc conditions the model's "
+            f"{task.predictive_site!r} site on it; give {{'x': X, 'y': Y}} or (X, Y)"
+        )
+    dtype = jnp.result_type(float)
+    x = np.asarray(x, dtype=dtype) if np.asarray(x).dtype.kind == "f" else np.asarray(x)
+    y = np.asarray(y, dtype=dtype) if np.asarray(y).dtype.kind == "f" else np.asarray(y)
+    check_task_on_data(task, x, y)
+
+    kernel = make_kernel(task.model, options)
+    chain = ChainStep(kernel, task, jnp.asarray(x), jnp.asarray(y), options.chain_method)
+    state = chain.init(loop.seed)
+    fp = _fingerprint(loop, task, options, state, x, y)
+
+    checkpointer = None
+    if loop.checkpoint_dir is not None:
+        from pipekit_train.jax.checkpoint import Checkpointer
+
+        ckpt = loop.checkpoint_callback
+        checkpointer = Checkpointer(
+            loop.checkpoint_dir,
+            keep_last=ckpt.keep_last if ckpt is not None else None,
+            fingerprint=fp,
+            resume=options.resume,
+            async_save=False,
+        )
+    program = build_sampler_program(chain, state, loop.seed)
+    result = run_driver(
+        loop,
+        program,
+        program.initial_carry,
+        data=None,
+        checkpointer=checkpointer,
+        steps_per_call=options.steps_per_call,
+        fingerprint=checkpointer.fingerprint if checkpointer is not None else fp,
+        is_primary=jax.process_index() == 0,
+        rng=program.base_key,
+    )
+    samples, stats = _by_chain(result.trace, task.num_chains)
+    op = None
+    diag: dict[str, Any] | None = None
+    msgs: list[str] = []
+    if samples and next(iter(samples.values())).shape[1] > 0:
+        diag = diagnostics(samples, stats.get("diverging"))
+        msgs = warn_diagnostics(diag, BACKEND)
+        op = NumpyroPredictiveOp(
+            task.model,
+            samples,
+            predictive_site=task.predictive_site,
+            predictive_samples=task.predictive_samples,
+            sample_stats=stats,
+            seed=loop.seed,
+        )
+    info: dict[str, Any] = {
+        "backend": BACKEND,
+        "versions": library_versions(),
+        "devices": [str(d) for d in jax.devices()],
+        "x64": bool(options.x64),
+        "kernel": options.kernel,
+        "num_warmup": task.num_warmup,
+        "num_samples": task.num_samples,
+        "num_chains": task.num_chains,
+        "chain_method": options.chain_method,
+        "draws_collected": int(next(iter(samples.values())).shape[1]) if samples else 0,
+        "diagnostics": diag,
+        "divergences": diag["divergences"] if diag else None,
+        "warnings": msgs,
+        "ignored_fields": unused,
+        "final_step": result.final_step,
+        "final_metrics": dict(result.state.metrics),
+        "resumed_from_step": result.resumed_from_step,
+        "stop_reason": result.stop_reason,
+        "interrupted": result.interrupted,
+        "total_seconds": time.perf_counter() - started,
+        "train_seconds": result.train_seconds,
+        "stat_names": list(STAT_NAMES),
+    }
+    return op, info
