@@ -1,0 +1,60 @@
+"""``backend_options`` of the ``numpyro-svi`` backend, validated before anything compiles."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pipekit_train.errors import ConfigError, closest
+
+__all__ = ["SviOptions", "parse_options"]
+
+_KNOWN = {
+    "steps_per_call": "SVI steps fused into one compiled call (int >= 1, default 50)",
+    "worker_count": "Grain worker processes for the training data (int >= 0, default 0)",
+    "shuffle": "shuffle the training data each epoch (bool, default True)",
+    "resume": "'auto' (default), 'never' or 'force'",
+    "x64": "compute in float64 (bool, default False)",
+}
+
+
+@dataclass(frozen=True)
+class SviOptions:
+    steps_per_call: int = 50
+    worker_count: int = 0
+    shuffle: bool = True
+    resume: str = "auto"
+    x64: bool = False
+
+
+def parse_options(options: dict[str, Any] | None) -> SviOptions:
+    """Check ``TrainingLoop.backend_options`` for ``numpyro-svi`` (``ConfigError`` naming the key)."""
+    options = dict(options or {})
+    for key in options:
+        if key not in _KNOWN:
+            raise ConfigError(
+                f"backend_options has unknown key {key!r} for the numpyro-svi backend"
+                + closest(key, _KNOWN)
+                + "; known: "
+                + "; ".join(f"{k}: {v}" for k, v in _KNOWN.items()),
+                field=f"backend_options.{key}",
+            )
+    out = SviOptions(**options)
+    for name, low in (("steps_per_call", 1), ("worker_count", 0)):
+        value = getattr(out, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ConfigError(
+                f"backend_options.{name} must be an integer >= {low}, got {value!r}",
+                field=f"backend_options.{name}",
+            )
+    for name in ("shuffle", "x64"):
+        if not isinstance(getattr(out, name), bool):
+            raise ConfigError(
+                f"backend_options.{name} must be true or false", field=f"backend_options.{name}"
+            )
+    if out.resume not in ("auto", "never", "force"):
+        raise ConfigError(
+            f"backend_options.resume must be 'auto', 'never' or 'force', got {out.resume!r}",
+            field="backend_options.resume",
+        )
+    return out

@@ -1,0 +1,44 @@
+"""SVI as a core program: the carry is the ``SVIState``; one step is one ``svi.update``.
+
+Chunking, ``lax.scan``, checkpointing and resume are core's; the step ignores the
+driver's per-step key because NumPyro's own stream lives in ``SVIState.rng_key``.
+Evaluation is the ELBO of the full model on ``val_dataset``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import numpy as np
+
+from pipekit_train.jax.program import Program, build_program
+
+__all__ = ["build_svi_program"]
+
+
+def build_svi_program(
+    svi: Any,
+    state: Any,
+    *,
+    seed: int,
+    val: tuple[np.ndarray, np.ndarray] | None,
+    val_elbo: Callable[[Any, Any, Any], jax.Array] | None,
+) -> Program:
+    """The driver's program for ``svi`` from its initial ``state``."""
+
+    def step(carry: Any, batch: Any, key: jax.Array) -> tuple[Any, dict[str, jax.Array]]:
+        new, loss = svi.update(carry, batch["x"], batch["y"])
+        return new, {"loss": loss, "elbo": -loss}
+
+    evaluate = None
+    if val is not None and val_elbo is not None:
+        compiled = jax.jit(val_elbo)
+        xv, yv = val
+
+        def evaluate(carry: Any) -> dict[str, float]:
+            loss = float(compiled(carry, xv, yv))
+            return {"loss": loss, "elbo": -loss}
+
+    return build_program(step, state, base_key=jax.random.PRNGKey(seed), evaluate=evaluate)

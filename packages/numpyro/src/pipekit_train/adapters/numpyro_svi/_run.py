@@ -1,0 +1,220 @@
+"""``run(loop)``: stochastic variational inference on a ``NumpyroTask`` through core's driver."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from typing import Any
+
+import numpy as np
+
+from pipekit_train.adapters.bayes import (
+    NumpyroPredictiveOp,
+    check_task_on_data,
+    full_data,
+    library_versions,
+    make_guide,
+    model_import_string,
+    precision,
+    require_task,
+)
+from pipekit_train.driver import run_driver
+from pipekit_train.errors import ConfigError, DataError
+from pipekit_train.fingerprint import fingerprint as core_fingerprint
+
+from ._options import SviOptions, parse_options
+
+BACKEND = "numpyro-svi"
+
+__all__ = ["run", "BACKEND", "bind_data_size"]
+
+
+def bind_data_size(model: Any, n: int, batch_size: int) -> Any:
+    """``model`` with ``N=n`` bound when it takes ``N`` (so minibatches are scaled by N/B).
+
+    A model without ``N`` is only accepted when every batch is the whole dataset.
+    """
+    try:
+        takes_n = "N" in inspect.signature(model).parameters
+    except (TypeError, ValueError):
+        takes_n = False
+    if isinstance(model, functools.partial) and "N" in model.keywords:
+        return model
+    if takes_n:
+        return functools.partial(model, N=n)
+    if batch_size < n:
+        raise ConfigError(
+            f"TrainingLoop.batch_size ({batch_size}) is smaller than the dataset ({n} rows) but "
+            "task.model takes no N, so each minibatch's likelihood would count only "
+            f"{batch_size} points. Write model(x, y=None, N=None) with "
+            'numpyro.plate("data", N, subsample_size=x.shape[0]) around the likelihood, or set '
+            f"batch_size={n}",
+            field="task.model",
+        )
+    return model
+
+
+def _guide_name(guide: Any) -> str:
+    if guide is None:
+        return "AutoNormal"
+    if isinstance(guide, str):
+        return guide
+    return model_import_string(guide) or getattr(guide, "__qualname__", type(guide).__name__)
+
+
+def run(loop: Any) -> tuple[NumpyroPredictiveOp, dict[str, Any]]:
+    """Fit the guide of ``loop.task`` by SVI; return the predictive op and ``backend_info``.
+
+    ``max_steps`` SVI steps on minibatches of ``batch_size`` from core's
+    ``BatchSource``; ``optimizer_config`` resolves to optax (as for Equinox) and
+    is wrapped with ``numpyro.optim.optax_to_numpyro``. Checkpoints hold the
+    ``SVIState``; evaluation is the ELBO on ``val_dataset``.
+    """
+    started = time.perf_counter()
+    options = parse_options(loop.backend_options)
+    task = require_task(loop, BACKEND)
+    with precision(options.x64):
+        return _run(loop, task, options, started)
+
+
+def _run(
+    loop: Any, task: Any, options: SviOptions, started: float
+) -> tuple[NumpyroPredictiveOp, dict[str, Any]]:
+    import jax
+    import jax.numpy as jnp
+    from numpyro.infer import SVI, Predictive, Trace_ELBO
+    from numpyro.optim import optax_to_numpyro
+
+    from pipekit_train.jax.data import BatchIterator, BatchSource
+    from pipekit_train.jax.optim import resolve_optimizer
+    from pipekit_train.jax.structure import tree_structure_digest
+
+    x, y = full_data(loop.dataset, "TrainingLoop.dataset")
+    if y is None:
+        raise DataError(
+            "TrainingLoop.dataset has no 'y': numpyro-svi conditions the model's "
+            f"{task.predictive_site!r} site on it; give {{'x': X, 'y': Y}} or (X, Y)"
+        )
+    val = None
+    if loop.val_dataset is not None:
+        xv, yv = full_data(loop.val_dataset, "TrainingLoop.val_dataset")
+        if yv is None:
+            raise DataError("TrainingLoop.val_dataset has no 'y'; the validation ELBO needs it")
+        val = (jnp.asarray(xv), jnp.asarray(yv))
+    dtype = jnp.result_type(float)
+    cast = lambda a: a.astype(dtype) if a.dtype.kind == "f" else a  # noqa: E731
+    data = {"x": cast(np.asarray(x)), "y": cast(np.asarray(y))}
+    n = int(data["x"].shape[0])
+    source = BatchSource(data, loop.batch_size, loop.seed, shuffle=options.shuffle)
+    model = bind_data_size(task.model, n, loop.batch_size)
+    first = source[0]
+    sites = check_task_on_data(task, first["x"], first["y"], model=model)
+    if val is not None:
+        check_task_on_data(task, val[0], val[1])
+
+    tx = resolve_optimizer(loop.optimizer_config, max_steps=loop.max_steps)
+    guide = make_guide(task.guide, model)
+    loss = task.loss if task.loss is not None else Trace_ELBO()
+    svi = SVI(model, guide, optax_to_numpyro(tx), loss)
+    root = jax.random.PRNGKey(loop.seed)
+    init_key, eval_key, predict_key = jax.random.split(root, 3)
+    try:
+        state = svi.init(init_key, jnp.asarray(first["x"]), jnp.asarray(first["y"]))
+    except Exception as exc:  # the guide does not fit the model (e.g. a bad callable guide)
+        raise ConfigError(
+            f"task.guide: initialising SVI failed: {type(exc).__name__}: {exc}",
+            field="task.guide",
+        ) from exc
+
+    def val_elbo(carry: Any, xv: Any, yv: Any) -> Any:
+        return loss.loss(eval_key, svi.get_params(carry), task.model, guide, xv, yv)
+
+    fp = core_fingerprint(
+        loop,
+        backend=BACKEND,
+        model_structure=tree_structure_digest(svi.get_params(state)),
+        dataset_length=n,
+        extra={
+            "model": model_import_string(task.model)
+            or getattr(task.model, "__qualname__", "model"),
+            "guide": _guide_name(task.guide),
+            "loss": type(loss).__name__,
+            "num_particles": getattr(loss, "num_particles", 1),
+            "x64": options.x64,
+        },
+    )
+    checkpointer = None
+    if loop.checkpoint_dir is not None:
+        from pipekit_train.jax.checkpoint import Checkpointer
+
+        ckpt = loop.checkpoint_callback
+        checkpointer = Checkpointer(
+            loop.checkpoint_dir,
+            keep_last=ckpt.keep_last if ckpt is not None else None,
+            fingerprint=fp,
+            resume=options.resume,
+        )
+    from ._program import build_svi_program
+
+    program = build_svi_program(svi, state, seed=loop.seed, val=val, val_elbo=val_elbo)
+    result = run_driver(
+        loop,
+        program,
+        program.initial_carry,
+        data=BatchIterator(source, worker_count=options.worker_count),
+        checkpointer=checkpointer,
+        steps_per_call=options.steps_per_call,
+        fingerprint=checkpointer.fingerprint if checkpointer is not None else fp,
+        is_primary=jax.process_index() == 0,
+        rng=program.base_key,
+    )
+    final_state = program.tree(result.carry)
+    params = svi.get_params(final_state)
+    latent_key, det_key = jax.random.split(predict_key)
+    draws = dict(
+        guide.sample_posterior(latent_key, params, sample_shape=(task.predictive_samples,))
+    )
+    deterministic = [k for k, v in sites.items() if v["type"] == "deterministic"]
+    if deterministic:
+        draws.update(
+            Predictive(task.model, posterior_samples=draws, return_sites=deterministic)(
+                det_key, jnp.asarray(data["x"]), None
+            )
+        )
+    latent = {k for k, v in sites.items() if v["type"] == "sample" and not v["is_observed"]}
+    samples = {
+        k: np.asarray(v)[None] for k, v in draws.items() if k in latent or k in deterministic
+    }
+    op = NumpyroPredictiveOp(
+        task.model,
+        samples,
+        predictive_site=task.predictive_site,
+        predictive_samples=task.predictive_samples,
+        seed=loop.seed,
+    )
+    final_loss = result.state.metrics.get("loss")
+    info: dict[str, Any] = {
+        "backend": BACKEND,
+        "versions": library_versions(),
+        "devices": [str(d) for d in jax.devices()],
+        "x64": bool(options.x64),
+        "guide": _guide_name(task.guide),
+        "final_elbo": -float(final_loss) if final_loss is not None else None,
+        "final_loss": float(final_loss) if final_loss is not None else None,
+        "val_elbo": result.eval_metrics.get("val_elbo"),
+        "params": {k: np.asarray(v) for k, v in params.items()},
+        "final_step": result.final_step,
+        "final_metrics": dict(result.state.metrics),
+        "eval_metrics": dict(result.eval_metrics),
+        "resumed_from_step": result.resumed_from_step,
+        "stop_reason": result.stop_reason,
+        "interrupted": result.interrupted,
+        "total_seconds": time.perf_counter() - started,
+        "train_seconds": result.train_seconds,
+        "steps_per_second": (
+            result.steps_run / result.train_seconds if result.train_seconds > 0 else None
+        ),
+        "steps_per_call": options.steps_per_call,
+    }
+    return op, info
