@@ -1,0 +1,78 @@
+"""A numpyro-mcmc job run in a subprocess by the SIGKILL resume test.
+
+Usage: python _mcmc_resume_worker.py CKPT_DIR OUT_NPZ STEPS_PER_CALL KILL_AT HOOK
+
+Eight schools, 2 vectorised chains, 30 warmup + 30 draws, a checkpoint every 10
+steps. With KILL_AT > 0 the process SIGKILLs itself at that step ("step": at its
+host event; "checkpoint": right after its checkpoint was written). Otherwise it
+writes the draws to OUT_NPZ and prints backend_info's summary as JSON. HOOK
+"numpyro" runs NumPyro's own MCMC.run with the same settings instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import warnings
+
+import numpy as np
+from _npy_helpers import pdb
+
+from pipekit_train import Callback, Checkpoint, TrainingLoop
+from pipekit_train.adapters.bayes import NumpyroTask
+
+W, S, CHAINS, SEED = 30, 30, 2, 11
+
+
+class Killer(Callback):
+    def __init__(self, kill_at: int, hook: str) -> None:
+        self.kill_at, self.hook = kill_at, hook
+
+    def on_step_end(self, loop, state) -> None:
+        if state.step == self.kill_at and self.hook == "step":
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def on_checkpoint(self, loop, state, step) -> None:
+        if step == self.kill_at and self.hook == "checkpoint":
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def main() -> None:
+    ckpt_dir, out, k, kill_at, hook = sys.argv[1:6]
+    warnings.simplefilter("ignore")
+    x, y = (a.astype(np.float32) for a in pdb.load_data("eight_schools-eight_schools_noncentered"))
+    if hook == "numpyro":
+        import jax
+        from numpyro.infer import MCMC, NUTS
+
+        mcmc = MCMC(
+            NUTS(pdb.eight_schools, target_accept_prob=0.9),
+            num_warmup=W,
+            num_samples=S,
+            num_chains=CHAINS,
+            chain_method="vectorized",
+            progress_bar=False,
+        )
+        mcmc.run(jax.random.PRNGKey(SEED), x, y)
+        np.savez(out, **{k2: np.asarray(v) for k2, v in mcmc.get_samples(True).items()})
+        print(json.dumps({"numpyro": True}))
+        return
+    loop = TrainingLoop(
+        task=NumpyroTask(model=pdb.eight_schools, num_warmup=W, num_samples=S, num_chains=CHAINS),
+        dataset=(x, y),
+        backend="numpyro-mcmc",
+        seed=SEED,
+        backend_options={"target_accept": 0.9, "steps_per_call": int(k)},
+        checkpoint_dir=ckpt_dir,
+        callbacks=[Checkpoint(every_n_steps=10), Killer(int(kill_at), hook)],
+        log_every_n_steps=5,
+    )
+    op, info = loop.run()
+    np.savez(out, **op.samples_by_chain)
+    print(json.dumps({k2: info[k2] for k2 in ("final_step", "resumed_from_step")}))
+
+
+if __name__ == "__main__":
+    main()
