@@ -117,16 +117,21 @@ def partial_kwargs(model: Callable[..., Any]) -> dict[str, Any]:
 def model_sites(model: Callable[..., Any], x: Any, y: Any) -> dict[str, dict[str, Any]]:
     """Site name → ``{"type", "is_observed", "shape"}``, traced abstractly (nothing compiles).
 
-    The model is run under ``jax.eval_shape`` with NumPyro's ``trace`` and ``seed``
-    handlers, so a failure here is the user's model failing on the data.
+    The model is run under ``jax.eval_shape`` with NumPyro's ``trace``, ``seed`` and
+    ``substitute`` handlers, so a failure here is the user's model failing on the data.
     """
     import jax
     from numpyro import handlers
+    from numpyro.infer import init_to_uniform
 
     found: dict[str, dict[str, Any]] = {}
 
     def run(x: Any, y: Any) -> int:
-        tr = handlers.trace(handlers.seed(model, jax.random.PRNGKey(0))).get_trace(x, y)
+        # Latent values from init_to_uniform, as initialize_model does: improper priors
+        # (ImproperUniform) cannot be sampled.
+        seeded = handlers.seed(model, jax.random.PRNGKey(0))
+        fn = handlers.substitute(seeded, substitute_fn=init_to_uniform)
+        tr = handlers.trace(fn).get_trace(x, y)
         for name, site in tr.items():
             found[name] = {
                 "type": site["type"],
