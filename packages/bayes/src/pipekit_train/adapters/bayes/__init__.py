@@ -21,7 +21,7 @@ from ._diagnostics import diagnostic_warnings, diagnostics, to_inference_data, w
 from ._guides import GUIDE_NAMES, make_guide
 from ._model import check_model_signature, model_import_string, model_sites, resolve_model
 from ._predictive import NumpyroPredictiveOp
-from ._runtime import library_versions, precision, warn_unused_fields
+from ._runtime import library_versions, precision, use_compilation_cache, warn_unused_fields
 from ._task import NumpyroTask, require_task
 
 __all__ = [
@@ -45,5 +45,6 @@ __all__ = [
     "precision",
     "library_versions",
     "warn_unused_fields",
+    "use_compilation_cache",
     "check_finite",
 ]

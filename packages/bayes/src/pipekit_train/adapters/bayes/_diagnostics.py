@@ -9,6 +9,7 @@ any divergence.
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -59,12 +60,18 @@ def diagnostics(samples: Mapping[str, Any], diverging: Any = None) -> dict[str, 
     az = _quiet_arviz()
     idata = to_inference_data(samples, diverging=diverging)
     post = idata.posterior
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # one chain: ArviZ warns that R-hat is undefined
-        rhat = az.rhat(post, method="rank")
-        bulk = az.ess(post, method="bulk")
-        tail = az.ess(post, method="tail")
-        mcse = az.mcse(post, method="mean")
+    logger = logging.getLogger("arviz")
+    level = logger.level
+    logger.setLevel(logging.ERROR)  # one chain: ArviZ logs that R-hat is undefined
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rhat = az.rhat(post, method="rank")
+            bulk = az.ess(post, method="bulk")
+            tail = az.ess(post, method="tail")
+            mcse = az.mcse(post, method="mean")
+    finally:
+        logger.setLevel(level)
     sites: dict[str, Any] = {}
     for name in post.data_vars:
         draws = np.asarray(post[name])

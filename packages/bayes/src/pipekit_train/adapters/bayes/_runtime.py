@@ -10,7 +10,7 @@ from typing import Any
 
 from pipekit_train.errors import ConfigError
 
-__all__ = ["precision", "library_versions", "warn_unused_fields"]
+__all__ = ["precision", "library_versions", "warn_unused_fields", "use_compilation_cache"]
 
 
 @contextlib.contextmanager
@@ -75,3 +75,28 @@ def warn_unused_fields(loop: Any, backend: str, names: Sequence[str]) -> list[st
             stacklevel=3,
         )
     return set_fields
+
+
+def use_compilation_cache(folder: Any, field: str = "backend_options.compilation_cache") -> None:
+    """Turn on JAX's persistent compilation cache in ``folder`` (``None``/``'off'``: leave it).
+
+    The CLI passes its ``--compilation-cache`` folder to every backend this way.
+    """
+    if folder in (None, "off"):
+        return
+    import os
+
+    if not isinstance(folder, (str, os.PathLike)):
+        raise ConfigError(
+            f"{field} must be a folder path, 'off' or None, got {folder!r}", field=field
+        )
+    from pipekit_train.jax.compile_cache import enable_compilation_cache
+
+    try:
+        enable_compilation_cache(folder)
+    except OSError as exc:
+        raise ConfigError(
+            f"{field}: cannot use {str(folder)!r} as JAX's compilation cache folder: "
+            f"{exc.strerror or exc}; give a writable folder or 'off'",
+            field=field,
+        ) from exc

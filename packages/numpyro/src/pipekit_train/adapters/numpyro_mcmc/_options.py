@@ -31,6 +31,7 @@ class McmcOptions:
     x64: bool = False
     resume: str = "auto"
     steps_per_call: int = 100
+    compilation_cache: Any = None
 
 
 def _field(name: str) -> str:
@@ -120,4 +121,5 @@ def parse_options(raw: dict[str, Any] | None) -> McmcOptions:
         x64=_bool(raw, "x64", False),
         resume=_choice(raw, "resume", "auto", ("auto", "never", "force")),
         steps_per_call=int(_int(raw, "steps_per_call", 100, 1) or 100),
+        compilation_cache=raw.get("compilation_cache"),
     )

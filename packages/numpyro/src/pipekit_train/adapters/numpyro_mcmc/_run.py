@@ -17,6 +17,7 @@ from pipekit_train.adapters.bayes import (
     model_import_string,
     precision,
     require_task,
+    use_compilation_cache,
     warn_diagnostics,
     warn_unused_fields,
 )
@@ -100,6 +101,7 @@ def run(loop: Any) -> tuple[NumpyroPredictiveOp | None, dict[str, Any]]:
     """
     started = time.perf_counter()
     options = parse_options(loop.backend_options)
+    use_compilation_cache(options.compilation_cache)
     task = require_task(loop, BACKEND)
     unused = warn_unused_fields(loop, BACKEND, ("max_steps", "batch_size", "optimizer_config"))
     with precision(options.x64):

@@ -15,6 +15,7 @@ _KNOWN = {
     "shuffle": "shuffle the training data each epoch (bool, default True)",
     "resume": "'auto' (default), 'never' or 'force'",
     "x64": "compute in float64 (bool, default False)",
+    "compilation_cache": "JAX persistent compilation cache folder, or None/'off'",
 }
 
 
@@ -25,6 +26,7 @@ class SviOptions:
     shuffle: bool = True
     resume: str = "auto"
     x64: bool = False
+    compilation_cache: Any = None
 
 
 def parse_options(options: dict[str, Any] | None) -> SviOptions:

@@ -18,6 +18,7 @@ from pipekit_train.adapters.bayes import (
     model_import_string,
     precision,
     require_task,
+    use_compilation_cache,
 )
 from pipekit_train.driver import run_driver
 from pipekit_train.errors import ConfigError, DataError
@@ -73,6 +74,7 @@ def run(loop: Any) -> tuple[NumpyroPredictiveOp, dict[str, Any]]:
     """
     started = time.perf_counter()
     options = parse_options(loop.backend_options)
+    use_compilation_cache(options.compilation_cache)
     task = require_task(loop, BACKEND)
     with precision(options.x64):
         return _run(loop, task, options, started)
