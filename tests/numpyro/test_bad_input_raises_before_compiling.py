@@ -145,6 +145,8 @@ def test_checkpoint_dir_of_another_model_is_refused(tmp_path) -> None:
         callbacks=[Checkpoint(every_n_steps=5)],
     )
     with pytest.warns(UserWarning):
-        TrainingLoop(task=NumpyroTask(model=pdb.eight_schools, num_warmup=5, num_samples=5), **kw).run()
+        TrainingLoop(
+            task=NumpyroTask(model=pdb.eight_schools, num_warmup=5, num_samples=5), **kw
+        ).run()
     with pytest.raises(CheckpointError, match="model"):
         TrainingLoop(task=NumpyroTask(model=other, num_warmup=5, num_samples=5), **kw).run()

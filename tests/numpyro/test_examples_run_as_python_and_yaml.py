@@ -20,8 +20,16 @@ pytest.importorskip("sklearn")
 
 def _cli(yaml: str, tmp_path: Path, *sets: str) -> str:
     env = dict(os.environ, JAX_PLATFORMS="cpu")
-    cmd = [sys.executable, "-m", "pipekit_train.cli", "run", str(EXAMPLES / yaml),
-           "--save", str(tmp_path / "op"), *sets]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pipekit_train.cli",
+        "run",
+        str(EXAMPLES / yaml),
+        "--save",
+        str(tmp_path / "op"),
+        *sets,
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout
@@ -31,9 +39,12 @@ def test_eight_schools_yaml_runs_and_saves(tmp_path: Path) -> None:
     out = _cli(
         "eight_schools.yaml",
         tmp_path,
-        "--set", "task.kwargs.num_warmup=200",
-        "--set", "task.kwargs.num_samples=200",
-        "--set", "task.kwargs.num_chains=2",
+        "--set",
+        "task.kwargs.num_warmup=200",
+        "--set",
+        "task.kwargs.num_samples=200",
+        "--set",
+        "task.kwargs.num_chains=2",
     )
     assert "backend: numpyro-mcmc  final_step: 400" in out
     assert (tmp_path / "op" / "op.json").exists()

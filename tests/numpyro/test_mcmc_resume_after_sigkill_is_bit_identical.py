@@ -24,7 +24,15 @@ WORKER = HERE / "_mcmc_resume_worker.py"
 def _run(tmp: Path, out: str, k: int, kill_at: int, hook: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(HERE))
     return subprocess.run(
-        [sys.executable, str(WORKER), str(tmp / "ckpt"), str(tmp / out), str(k), str(kill_at), hook],
+        [
+            sys.executable,
+            str(WORKER),
+            str(tmp / "ckpt"),
+            str(tmp / out),
+            str(k),
+            str(kill_at),
+            hook,
+        ],
         capture_output=True,
         text=True,
         timeout=600,

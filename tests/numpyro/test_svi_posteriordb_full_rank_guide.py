@@ -61,8 +61,16 @@ def test_means_close_to_reference(name: str) -> None:
         p: float((param_values(op.samples_by_chain, p).mean() - r["mean"]) / r["sd"])
         for p, r in ref.items()
     }
-    print(json.dumps({"posterior": name, "seconds": round(seconds, 1), "mean_in_sd": rows,
-                      "final_elbo": info["final_elbo"]}))
+    print(
+        json.dumps(
+            {
+                "posterior": name,
+                "seconds": round(seconds, 1),
+                "mean_in_sd": rows,
+                "final_elbo": info["final_elbo"],
+            }
+        )
+    )
     assert info["final_step"] == steps and info["final_elbo"] is not None
     for p, d in rows.items():
         assert abs(d) < tol, (p, d)

@@ -78,8 +78,9 @@ def diagnostics(samples: Mapping[str, Any], diverging: Any = None) -> dict[str, 
         flat = draws.reshape((-1,) + draws.shape[2:])
         sites[name] = {
             "mean": flat.mean(axis=0).tolist(),
-            "sd": (flat.std(axis=0, ddof=1) if flat.shape[0] > 1 else np.zeros(flat.shape[1:]))
-            .tolist(),
+            "sd": (
+                flat.std(axis=0, ddof=1) if flat.shape[0] > 1 else np.zeros(flat.shape[1:])
+            ).tolist(),
             "r_hat": np.asarray(rhat[name]).tolist(),
             "ess_bulk": np.asarray(bulk[name]).tolist(),
             "ess_tail": np.asarray(tail[name]).tolist(),

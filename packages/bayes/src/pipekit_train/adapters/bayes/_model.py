@@ -60,17 +60,11 @@ def check_model_signature(model: Callable[..., Any], field: str) -> None:
     except (TypeError, ValueError):  # builtins, some C callables: nothing to check
         return
     params = [
-        p
-        for p in sig.parameters.values()
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
     has_var = any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values())
     ok = has_var or (len(params) >= 2 and params[1].default is None)
-    extra_required = [
-        p.name
-        for p in params[2:]
-        if p.default is p.empty
-    ]
+    extra_required = [p.name for p in params[2:] if p.default is p.empty]
     if not ok or extra_required:
         raise ConfigError(
             f"{field} has the signature {getattr(model, '__name__', 'model')}{sig}; a NumPyro "

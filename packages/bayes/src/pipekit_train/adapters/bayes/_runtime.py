@@ -46,8 +46,14 @@ def precision(x64: bool, field: str = "backend_options.x64") -> Iterator[None]:
 def library_versions() -> dict[str, str]:
     """Versions of the libraries a Bayesian run depends on, for ``backend_info``."""
     out: dict[str, str] = {}
-    for dist in ("jax", "numpyro", "arviz", "pipekit-train-core", "pipekit-train-bayes",
-                 "pipekit-train-numpyro"):
+    for dist in (
+        "jax",
+        "numpyro",
+        "arviz",
+        "pipekit-train-core",
+        "pipekit-train-bayes",
+        "pipekit-train-numpyro",
+    ):
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:

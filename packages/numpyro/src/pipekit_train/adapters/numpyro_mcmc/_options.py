@@ -41,7 +41,9 @@ def _field(name: str) -> str:
 def _bool(raw: dict[str, Any], name: str, default: bool) -> bool:
     value = raw.get(name, default)
     if not isinstance(value, bool):
-        raise ConfigError(f"{_field(name)} must be true or false, got {value!r}", field=_field(name))
+        raise ConfigError(
+            f"{_field(name)} must be true or false, got {value!r}", field=_field(name)
+        )
     return value
 
 
@@ -95,8 +97,7 @@ def parse_options(raw: dict[str, Any] | None) -> McmcOptions:
     init_values = raw.get("init_values", {})
     if not isinstance(init_values, dict):
         raise ConfigError(
-            f"{_field('init_values')} must map site names to starting values, got "
-            f"{init_values!r}",
+            f"{_field('init_values')} must map site names to starting values, got {init_values!r}",
             field=_field("init_values"),
         )
     kernel = _choice(raw, "kernel", "nuts", KERNELS)

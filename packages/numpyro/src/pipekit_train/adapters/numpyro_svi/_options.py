@@ -30,7 +30,7 @@ class SviOptions:
 
 
 def parse_options(options: dict[str, Any] | None) -> SviOptions:
-    """Check ``TrainingLoop.backend_options`` for ``numpyro-svi`` (``ConfigError`` naming the key)."""
+    """Check ``backend_options`` for ``numpyro-svi`` (``ConfigError`` naming the key)."""
     options = dict(options or {})
     for key in options:
         if key not in _KNOWN:
