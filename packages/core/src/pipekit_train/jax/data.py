@@ -176,7 +176,30 @@ def _check_arrays(arrays: dict[str, np.ndarray], field: str) -> dict[str, np.nda
                 f"{field}: x has {n} rows but {k} has {_rows(a)}; all arrays must have "
                 "the same length."
             )
+        _check_finite(a, field, k)
     return arrays
+
+
+def _check_finite(a: np.ndarray, field: str, key: str) -> None:
+    """Raise :class:`DataError` naming ``field``, ``key`` and the first row holding NaN/inf.
+
+    One vectorised ``isfinite`` pass over floating (and complex) arrays; integer,
+    boolean and object arrays cannot hold NaN and are skipped. Locating the row
+    costs a second pass, only when there is one to report.
+    """
+    if a.dtype.kind not in "fc" or np.isfinite(a).all():
+        return
+    bad_rows = ~np.isfinite(a).reshape(a.shape[0], -1).all(axis=1) if a.ndim else np.ones(1, bool)
+    row = int(np.argmax(bad_rows))
+    count = int(bad_rows.sum())
+    value = a[row] if a.ndim else a
+    flat = np.asarray(value).reshape(-1)
+    first = flat[~np.isfinite(flat)][0]
+    raise DataError(
+        f"{field}[{key!r}] has non-finite values (NaN or inf): first at row {row} "
+        f"(value {first}), {count} bad row(s) in all. Drop or impute those rows before "
+        "training; a NaN in the data makes every parameter NaN after one step."
+    )
 
 
 def _describe(data: Dataset) -> str:
