@@ -40,7 +40,6 @@ __all__ = [
     "RecordSource",
     "eval_batches",
     "normalize_dataset",
-    "num_eval_batches",
 ]
 
 #: Chosen by measurement on a 2-core machine (scripts/measure_data_engines.py): a
@@ -501,8 +500,3 @@ def eval_batches(
     n = len(ds) if isinstance(ds, RecordSource) else _rows(ds["x"])
     for start in range(0, n, batch_size):
         yield _gather(ds, np.arange(start, min(start + batch_size, n)))
-
-
-def num_eval_batches(n: int, batch_size: int) -> int:
-    """How many batches :func:`eval_batches` yields for ``n`` rows."""
-    return math.ceil(n / batch_size)
