@@ -311,11 +311,39 @@ class BatchSource:
             raise IndexError(f"batch index {index} out of range")
         return _gather(self.data, self.local_indices(index))
 
+    def chunk_indices(self, start: int, k: int) -> np.ndarray:
+        """Row indices of local batches ``start … start+k-1``, flat, in batch order.
+
+        Within an epoch the ``k`` global batches are one contiguous slice of the
+        epoch's permutation; this process's rows are a column block of it viewed as
+        ``(k, batch_size)``. A chunk that crosses epochs takes one slice per epoch.
+        """
+        lo = self.process_index * self.local_batch_size
+        parts: list[np.ndarray] = []
+        index, end = int(start), int(start) + int(k)
+        while index < end:
+            epoch, j = divmod(index, self.steps_per_epoch)
+            m = min(end - index, self.steps_per_epoch - j)
+            rows = self.permutation(epoch)[j * self.batch_size : (j + m) * self.batch_size]
+            if self.process_count > 1:
+                rows = rows.reshape(m, self.batch_size)[:, lo : lo + self.local_batch_size]
+            parts.append(rows.reshape(-1))
+            index += m
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
     def get_batches(self, start: int, k: int) -> dict[str, np.ndarray]:
-        """Batches ``start … start+k-1`` stacked to ``(k, local_batch_size, ...)``, one gather."""
-        idx = np.concatenate([self.local_indices(i) for i in range(start, start + k)])
-        flat = _gather(self.data, idx)
-        return {key: a.reshape((k, self.local_batch_size) + a.shape[1:]) for key, a in flat.items()}
+        """Batches ``start … start+k-1`` stacked to ``(k, local_batch_size, ...)``.
+
+        One permutation slice and one ``np.take`` per array (instead of ``k``
+        index concatenations); the batches are the same as ``self[i]`` for each ``i``.
+        """
+        idx = self.chunk_indices(start, k)
+        shape = (k, self.local_batch_size)
+        if isinstance(self.data, RecordSource):
+            flat = self.data.gather(idx)
+        else:
+            flat = {key: np.take(a, idx, axis=0) for key, a in self.data.items()}
+        return {key: a.reshape(shape + a.shape[1:]) for key, a in flat.items()}
 
 
 def _mark_flags_parsed() -> None:
