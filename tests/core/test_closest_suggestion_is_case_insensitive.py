@@ -21,5 +21,7 @@ def test_suggestion_keeps_the_valid_spelling() -> None:
 
 def test_optimizer_name_in_another_case() -> None:
     with pytest.raises(ConfigError) as info:
-        TrainingLoop(dataset={"x": [0.0], "y": [0.0]}, loss="mse", optimizer_config={"name": "adamW"})
+        TrainingLoop(
+            dataset={"x": [0.0], "y": [0.0]}, loss="mse", optimizer_config={"name": "adamW"}
+        )
     assert "did you mean 'adamw'" in str(info.value)

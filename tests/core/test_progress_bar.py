@@ -22,7 +22,9 @@ def test_counts_to_max_steps_with_the_last_loss_on_stderr(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     loop = toy_loop(max_steps=50, log_every_n_steps=10, callbacks=[ProgressBar()])
-    result = run_driver(loop, ToyProgram(), 0.0, data=ToyData(), checkpointer=None, steps_per_call=7)
+    result = run_driver(
+        loop, ToyProgram(), 0.0, data=ToyData(), checkpointer=None, steps_per_call=7
+    )
     out = capsys.readouterr()
     assert out.out == ""
     frames = _frames(out.err)

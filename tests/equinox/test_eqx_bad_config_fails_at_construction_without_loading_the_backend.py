@@ -1,10 +1,10 @@
 """With the Equinox backend installed, a bad `TrainingLoop(backend="equinox", ...)` fails at
 construction without loading the backend or JAX at all, so nothing can have been compiled.
 
-Which messages name which field is core's test (`tests/core/test_loop_validation_names_the_field.py`);
-this one proves, in a fresh interpreter where the backend *is* importable, that construction
-never reaches it: neither `jax`, `equinox` nor the adapter module is imported, for bad loops
-and for a good one alike.
+Which messages name which field is core's test
+(`tests/core/test_loop_validation_names_the_field.py`). This one proves, in a fresh
+interpreter where the backend *is* importable, that construction never reaches it: neither
+`jax`, `equinox` nor the adapter module is imported, for bad loops and a good one alike.
 """
 
 from __future__ import annotations

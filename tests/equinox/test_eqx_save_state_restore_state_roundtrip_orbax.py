@@ -47,6 +47,8 @@ def test_roundtrip_and_resume_give_identical_bits(tmp_path) -> None:
     assert int(restored3.step) == 3 and int(restored5.step) == 5
     assert_bit_identical(restored3.model, state3.model)
     assert_bit_identical(restored5.model, state5.model)
-    for a, b in zip(jax.tree.leaves(restored3.opt_state), jax.tree.leaves(state3.opt_state), strict=True):
+    for a, b in zip(
+        jax.tree.leaves(restored3.opt_state), jax.tree.leaves(state3.opt_state), strict=True
+    ):
         assert jnp.array_equal(a, b)
     assert_bit_identical(_steps(restored3, 3, 2).model, state5.model)

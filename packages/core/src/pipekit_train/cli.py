@@ -89,10 +89,7 @@ def _print_summary(info: dict[str, Any], checkpoint_dir: Any = None) -> None:
     if resumed is not None and resumed == final:
         where = f" in {checkpoint_dir}" if checkpoint_dir is not None else ""
         shown = ", ".join(f"{k}={metrics[k]:.6g}" for k in sorted(metrics)) or "none recorded"
-        print(
-            f"run already complete at step {final}{where}; no steps run. "
-            f"final metrics: {shown}"
-        )
+        print(f"run already complete at step {final}{where}; no steps run. final metrics: {shown}")
         print("(raise max_steps, or use a new checkpoint_dir, to train further)")
         return
     print(f"backend: {info.get('backend')}  final_step: {final}  resumed_from_step: {resumed}")

@@ -19,7 +19,6 @@ the data order does not depend on the process count.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 

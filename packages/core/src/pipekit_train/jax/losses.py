@@ -23,7 +23,6 @@ from pipekit_train.losses import (
 )
 
 try:
-    import jax
     import jax.numpy as jnp
     import optax
 except ImportError as _exc:  # pragma: no cover - exercised in a subprocess test
