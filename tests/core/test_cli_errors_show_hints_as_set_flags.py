@@ -33,6 +33,11 @@ def test_several_keys_and_yaml_scalars() -> None:
     )
 
 
+def test_values_with_spaces_are_shell_quoted() -> None:
+    out = cli_message('pass backend_options={"note": "two words"}', FIELDS)
+    assert "--set 'backend_options.note=two words'" in out
+
+
 def test_text_that_is_not_a_field_hint_is_left_alone() -> None:
     msg = "got extra={'a': 1} and shape={1, 2}"
     assert cli_message(msg, FIELDS) == msg

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+import shlex
 
 __all__ = ["cli_message"]
 
@@ -40,7 +41,9 @@ def _set_flags(field: str, literal: str) -> str | None:
         return None
     if any(isinstance(v, (dict, list, tuple)) for v in value.values()):
         return None
-    return " ".join(f"--set {field}.{k}={_yaml_scalar(v)}" for k, v in value.items())
+    return " ".join(
+        "--set " + shlex.quote(f"{field}.{k}={_yaml_scalar(v)}") for k, v in value.items()
+    )
 
 
 def cli_message(message: str, fields: frozenset[str] | set[str]) -> str:
