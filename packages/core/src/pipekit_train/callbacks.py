@@ -108,7 +108,12 @@ class Checkpoint(Callback):
 
 
 class LogToExperiment(Callback):
-    """Send training metrics (at log steps) and eval metrics to a ``MetricWriter``."""
+    """Send training metrics (at log steps) and eval metrics to a ``MetricWriter``.
+
+    A writer with the optional ``log_config`` / ``log_info`` methods also gets the
+    loop's configuration and the run's facts (backend, versions) at the start, and
+    the driver's end-of-run facts (final step, resume) at the end.
+    """
 
     def __init__(self, writer: MetricWriter) -> None:
         for method in ("write", "flush", "close"):
@@ -120,6 +125,14 @@ class LogToExperiment(Callback):
                 )
         self.writer = writer
         self._last_written = -1
+
+    def on_run_start(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+        from .writers import loop_config, run_facts
+
+        if callable(getattr(self.writer, "log_config", None)):
+            self.writer.log_config(loop_config(loop))  # type: ignore[attr-defined]
+        if callable(getattr(self.writer, "log_info", None)):
+            self.writer.log_info(run_facts(loop))  # type: ignore[attr-defined]
 
     def on_step_end(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
         if state.step % loop.log_every_n_steps == 0 or state.step == loop.max_steps:
@@ -136,6 +149,8 @@ class LogToExperiment(Callback):
     def on_run_end(
         self, loop: TrainingLoop, state: TrainerCarryState, info: dict[str, Any]
     ) -> None:
+        if callable(getattr(self.writer, "log_info", None)):
+            self.writer.log_info(info)  # type: ignore[attr-defined]
         self.writer.flush()
 
     def __eq__(self, other: object) -> bool:

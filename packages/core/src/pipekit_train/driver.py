@@ -153,9 +153,9 @@ def _build_callbacks(loop: TrainingLoop, is_primary: bool) -> tuple[list[Callbac
     callbacks: list[Callback] = []
     writer = None
     if loop.metric_writer is not None and is_primary:
-        from .writers import resolve_writer
+        from .writers import MultiWriter, writers_for_loop
 
-        writer = resolve_writer(loop.metric_writer)
+        writer = MultiWriter(writers_for_loop(loop))
         callbacks.append(LogToExperiment(writer))
     for cb in loop.callbacks:
         if not is_primary and type(cb).__name__ in ("ProgressBar", "LogToExperiment"):
