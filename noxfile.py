@@ -69,7 +69,7 @@ def tests_core(session: nox.Session) -> None:
 
 @nox.session(name="tests-core-jax", tags=["ci"])
 def tests_core_jax(session: nox.Session) -> None:
-    """Core with its jax, tensorboard and mlflow extras, runs tests/core_jax."""
+    """Core with its jax, tensorboard, mlflow and plot extras, runs tests/core_jax."""
     _uv_sync(
         session,
         "--package",
@@ -80,6 +80,8 @@ def tests_core_jax(session: nox.Session) -> None:
         "tensorboard",
         "--extra",
         "mlflow",
+        "--extra",
+        "plot",
         "--group",
         "test",
         "--no-editable",

@@ -137,3 +137,30 @@ def test_mlflow_sqlite_store(tmp_path: Path) -> None:
     assert not (tmp_path / "run" / "logs").exists()  # an explicit location is used as is
     _check_mlflow(uri, info)
     assert os.environ.get("MLFLOW_ALLOW_FILE_STORE") is None  # only set for file stores
+
+
+def test_pipekit_train_plot_draws_the_run(tmp_path: Path) -> None:
+    """`pipekit-train plot RUN_DIR --out DIR` (a subprocess) on an Equinox digits run."""
+    import subprocess
+
+    import numpy as np
+    from _eqx_helpers import subprocess_env
+    from matplotlib.image import imread
+
+    run_loop(digits_loop(tmp_path, ["jsonl", "tensorboard"]))
+    script = Path(sys.executable).with_name("pipekit-train")
+    cmd = [str(script)] if script.is_file() else [sys.executable, "-m", "pipekit_train.cli"]
+    out = tmp_path / "png"
+    proc = subprocess.run(
+        [*cmd, "plot", str(tmp_path / "run"), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert str(out / "metrics.png") in proc.stdout.splitlines()
+    for name in ("metrics.png", "loss.png", "lr.png", "accuracy.png"):
+        path = out / name
+        assert path.stat().st_size > 5_000
+        assert float(np.var(imread(path)[..., :3])) > 1e-3

@@ -135,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("directory")
     inspect.add_argument("--json", action="store_true")
     inspect.set_defaults(func=_cmd_inspect)
+    from .plot._cli import add_plot_command
+
+    add_plot_command(sub)
     return parser
 
 
