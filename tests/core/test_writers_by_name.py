@@ -182,7 +182,10 @@ def test_a_run_sends_config_and_facts_to_every_writer(tmp_path: Path) -> None:
 def test_loop_config_uses_type_names_for_objects_and_flattens() -> None:
     loop = toy_loop(loss=lambda p, t: 0.0, optimizer_config={"name": "adam", "lr": 1e-3})
     config = loop_config(loop)
-    assert config["loss"] == "<test_loop_config_uses_type_names_for_objects_and_flattens.<locals>.<lambda>>"
+    assert (
+        config["loss"].startswith("<test_loop_config_uses_type_names")
+        and "<lambda>" in config["loss"]
+    )
     assert config["dataset"] == {"x": [0.0, 1.0], "y": [0.0, 1.0]}
     flat = flatten(config)
     assert flat["optimizer_config.lr"] == 0.001

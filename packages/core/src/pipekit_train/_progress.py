@@ -13,7 +13,14 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["interactive", "bar_width", "describe", "format_metrics", "format_duration", "status_line"]
+__all__ = [
+    "interactive",
+    "bar_width",
+    "describe",
+    "format_metrics",
+    "format_duration",
+    "status_line",
+]
 
 _FALSE = ("", "0", "false", "no", "off")
 

@@ -59,7 +59,7 @@ def _draw(ax: Axes, panel: str, names: list[str], series: dict[str, Series]) -> 
     for name in names:
         steps = [s for s, _ in series[name]]
         values = [v for _, v in series[name]]
-        style = {"marker": "o", "markersize": 3} if len(steps) < 30 else {}
+        style: dict[str, Any] = {"marker": "o", "markersize": 3} if len(steps) < 30 else {}
         ax.plot(steps, values, label="validation" if name.startswith("val_") else "train", **style)
     ax.set_xlabel("step")
     ax.set_ylabel("learning rate" if panel == LEARNING_RATE else panel)

@@ -122,9 +122,7 @@ class MlflowWriter:
         from ._config import flatten
 
         client = self._open()
-        tags = [
-            RunTag(_key(f"pipekit.{k}"), str(v)[:_MAX_TAG]) for k, v in flatten(info).items()
-        ]
+        tags = [RunTag(_key(f"pipekit.{k}"), str(v)[:_MAX_TAG]) for k, v in flatten(info).items()]
         for i in range(0, len(tags), _PER_BATCH):
             client.log_batch(self.run_id, tags=tags[i : i + _PER_BATCH])
 
