@@ -41,7 +41,7 @@ def test_default_locations_of_every_kind(tmp_path: Path) -> None:
     assert default_location("tensorboard", tmp_path) == str(tmp_path / "logs" / "tensorboard")
     assert default_location("mlflow", tmp_path) == (tmp_path / "logs" / "mlflow").as_uri()
     writer = resolve_writers({"kind": "mlflow", "experiment": "e"}, tmp_path)[0]
-    assert writer == MlflowWriter((tmp_path / "logs" / "mlflow").as_uri(), "e")
+    assert writer == MlflowWriter((tmp_path / "logs" / "mlflow").as_uri(), "e", tmp_path.name)
 
 
 def test_without_checkpoint_dir_a_new_run_folder_under_runs(

@@ -128,6 +128,7 @@ def test_mlflow_by_name_uses_a_file_store_beside_the_run(tmp_path: Path) -> None
     store = tmp_path / "run" / "logs" / "mlflow"
     assert store.is_dir()
     _check_mlflow(store.as_uri(), info)
+    assert _mlflow_run(store.as_uri())[1].info.run_name == "run"  # the run folder's name
 
 
 def test_mlflow_sqlite_store(tmp_path: Path) -> None:

@@ -227,6 +227,8 @@ def resolve_writers(
                     field=name,
                 )
             normal[key] = default_location(kind, run_dir)
+            if kind == "mlflow":  # name the MLflow run after its run folder
+                normal.setdefault("run_name", Path(run_dir).name)
         _writable_folder(str(normal[key]), kind, name)
         writers.append(_build(normal, name))
     return writers
