@@ -102,6 +102,10 @@ def test_a_folder_without_logs_names_the_folder_and_the_fix(tmp_path: Path) -> N
     assert isinstance(info.value, FileNotFoundError)
     with pytest.raises(LogsNotFoundError, match="not a folder"):
         plot(tmp_path / "missing")
+    # `runs/` given instead of one of its run folders: the message lists them.
+    write_run(JsonlWriter(default_location("jsonl", tmp_path / "equinox-20260101-000000")))
+    with pytest.raises(LogsNotFoundError, match="equinox-20260101-000000; give one of them"):
+        plot(tmp_path)
 
 
 def test_plot_cli_exits_2_with_a_clean_error(tmp_path: Path) -> None:

@@ -103,6 +103,13 @@ def _read_tensorboard(folder: Path, table: dict[str, dict[int, float]]) -> None:
             table.setdefault(name, {})[int(event.step)] = float(event.value)
 
 
+def _runs_inside(folder: Path) -> list[str]:
+    """Sub-folders holding metric logs, newest first (``runs/`` given instead of a run)."""
+    runs = [p for p in folder.iterdir() if p.is_dir() and find_metric_logs(p) is not None]
+    runs.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    return [str(p) for p in runs]
+
+
 def read_metric_logs(run_dir: str | Path) -> MetricLogs:
     """Read the metric logs of ``run_dir``; ``LogsNotFoundError`` when there are none."""
     folder = Path(run_dir)
@@ -113,11 +120,19 @@ def read_metric_logs(run_dir: str | Path) -> MetricLogs:
         )
     found = find_metric_logs(folder)
     if found is None:
+        runs = _runs_inside(folder)
+        hint = (
+            f" It holds run folders with logs: {', '.join(runs[:5])}"
+            + (", …" if len(runs) > 5 else "")
+            + "; give one of them."
+            if runs
+            else ""
+        )
         raise LogsNotFoundError(
             f"RUN_DIR {str(folder)!r} holds no metric logs (looked for logs/jsonl/*.jsonl, "
             "logs/csv/*.csv, logs/tensorboard/events.out.tfevents.* and the same files in the "
             "folder itself). Train with metric_writer: jsonl (or csv, tensorboard) so the run "
-            "writes them, or give the folder that holds them"
+            "writes them, or give the folder that holds them." + hint
         )
     kind, files = found
     table: dict[str, dict[int, float]] = {}
