@@ -327,10 +327,16 @@ class ProgressBar(Callback):
         )
 
     def _rate(self, step: int) -> float | None:
+        """Steps/s since the previous line (since the start for the first one).
+
+        The first interval includes compilation; later ones measure training alone, so
+        the ETA settles after the second line.
+        """
         import time
 
-        elapsed = time.perf_counter() - self._start[0]
-        done = step - self._start[1]
+        now = time.perf_counter()
+        elapsed, done = now - self._start[0], step - self._start[1]
+        self._start = (now, step)
         return done / elapsed if elapsed > 0 and done > 0 else None
 
     def _print_line(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
