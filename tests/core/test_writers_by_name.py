@@ -62,6 +62,15 @@ def test_without_checkpoint_dir_a_new_run_folder_under_runs(
     )
 
 
+def test_resolve_writers_takes_the_loop_or_its_folder(tmp_path: Path) -> None:
+    loop = toy_loop(checkpoint_dir=str(tmp_path / "run"))
+    by_loop = resolve_writers(["csv", "jsonl"], loop)
+    assert by_loop == resolve_writers(["csv", "jsonl"], tmp_path / "run")
+    assert resolve_writers(None, loop) == []
+    with pytest.raises(ConfigError, match="no run folder"):
+        resolve_writers("csv", None)
+
+
 def test_explicit_forms_and_objects_are_kept(tmp_path: Path) -> None:
     obj = JsonlWriter(tmp_path / "mine.jsonl")
     loop = toy_loop(

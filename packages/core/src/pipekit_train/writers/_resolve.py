@@ -203,14 +203,19 @@ def _writable_folder(location: str, kind: str, field: str) -> None:
 
 
 def resolve_writers(
-    spec: Any, run_dir: str | os.PathLike[str] | None, field: str = "metric_writer"
+    spec: Any,
+    run_dir: TrainingLoop | str | os.PathLike[str] | None,
+    field: str = "metric_writer",
 ) -> list[MetricWriter]:
     """Build every writer ``spec`` names; a name without a location goes to ``run_dir``.
 
-    Each folder written into is created (and checked writable) now, before training
-    starts, so a bad location is a ``ConfigError`` naming the field rather than a
-    failure at the first log step.
+    ``run_dir`` is the run folder, or a ``TrainingLoop`` (its ``run_dir_for``), or
+    ``None`` when every writer has its own location. Each folder written into is
+    created (and checked writable) now, before training starts, so a bad location
+    is a ``ConfigError`` naming the field rather than a failure at the first log step.
     """
+    if run_dir is not None and not isinstance(run_dir, (str, os.PathLike)):
+        run_dir = run_dir_for(run_dir)
     writers: list[MetricWriter] = []
     for name, item in _items(spec, field):
         normal = _normalise(item, name)
