@@ -28,6 +28,7 @@ from _common import (
     hand_seconds_per_step,
     median,
     paired_ratio,
+    scan_seconds_per_step,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,6 +150,50 @@ def cases_backend_vs_references(data: dict[str, np.ndarray], s: Settings) -> lis
             )
         )
     return rows
+
+
+# -- case 8: the backend against a hand-written jit + donation + lax.scan loop ---------------
+
+
+def case_backend_vs_scan_loop(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
+    """8: backend at the default K, log every 50, no checkpoint ÷ hand-written fused loop.
+
+    The reference is the best a user writes by hand (:class:`_common.ScanLoop`): ``jax.jit``
+    with donated buffers over a ``lax.scan`` of K steps, K = the backend's default,
+    fetching one loss per chunk. Interleaved paired rounds, as every case.
+    """
+    w, k = s.window, s.default_k
+    start = 100  # two chunks of warm-up: compilation is outside the window
+    runs: dict[str, Callable[[], float]] = {
+        "scan": lambda: scan_seconds_per_step(data, w, k),
+        "kdef": lambda: (
+            backend_seconds_per_step(
+                data, steps_per_call=None, start=start, window=w, log_every=50
+            ).seconds_per_step
+        ),
+    }
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for r in range(s.repeats):
+        for name in _rotate(list(runs), r):
+            times[name].append(runs[name]())
+        _say(
+            f"  round {r + 1}/{s.repeats}: "
+            + ", ".join(f"{n} {1 / times[n][-1]:.0f}/s" for n in runs)
+        )
+    ratio = paired_ratio(times["scan"], times["kdef"])
+    return [
+        Row(
+            "8",
+            f"backend K={k} (default), log/50, no checkpoint ÷ hand `jax.jit` + donation + "
+            f"`lax.scan` loop, K={k}",
+            _rate(median(times["kdef"])),
+            _rate(median(times["scan"])),
+            f"{ratio:.2f}",
+            "≥ 1.0",
+            ratio >= 1.0,
+            {"ours_s_per_step": times["kdef"], "reference_s_per_step": times["scan"]},
+        )
+    ]
 
 
 # -- case 4: the Grain batch path against in-memory slicing, feeding the same step ------------

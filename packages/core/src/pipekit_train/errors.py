@@ -19,6 +19,8 @@ __all__ = [
     "CheckpointError",
     "DataError",
     "TrainingError",
+    "LogsNotFoundError",
+    "ExtraNotInstalledError",
     "closest",
 ]
 
@@ -57,7 +59,30 @@ class TrainingError(PipekitError):
     """Training stopped on a condition the user asked to be fatal (e.g. NaN loss)."""
 
 
+class LogsNotFoundError(PipekitError, FileNotFoundError):
+    """A run folder holds no metric logs to read (``pipekit-train plot``).
+
+    The message names the folder, where logs were looked for, and the
+    ``metric_writer`` setting that writes them.
+    """
+
+
+class ExtraNotInstalledError(PipekitError, ImportError):
+    """An optional feature's library is missing; the message has the ``pip install`` command."""
+
+
 def closest(name: str, valid: Iterable[str]) -> str:
-    """Return a ``" (did you mean 'x'?)"`` hint for ``name`` or an empty string."""
-    match = difflib.get_close_matches(name, list(valid), n=1, cutoff=0.5)
-    return f" (did you mean {match[0]!r}?)" if match else ""
+    """Return a ``" (did you mean 'x'?)"`` hint for ``name`` or an empty string.
+
+    Case-insensitive: ``"adamW"`` suggests ``'adamw'`` (not ``'adam'``), and the
+    suggestion is spelled as in ``valid``.
+    """
+    options = list(valid)
+    by_lower: dict[str, str] = {}
+    for option in options:
+        by_lower.setdefault(option.lower(), option)
+    key = str(name).lower()
+    if key in by_lower and by_lower[key] != name:
+        return f" (did you mean {by_lower[key]!r}?)"
+    match = difflib.get_close_matches(key, list(by_lower), n=1, cutoff=0.5)
+    return f" (did you mean {by_lower[match[0]]!r}?)" if match else ""

@@ -112,7 +112,9 @@ def fingerprint_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str
     }
 
 
-def mismatch_message(diff: Mapping[str, tuple[Any, Any]], where: str) -> str:
+def mismatch_message(
+    diff: Mapping[str, tuple[Any, Any]], where: str, current: Mapping[str, Any] | None = None
+) -> str:
     """A readable account of ``diff``, naming ``max_steps`` when a schedule depends on it."""
     lines = [f"The checkpoint {where} was written by a different run; these fields differ:"]
     for key, (old, new) in diff.items():
@@ -121,8 +123,8 @@ def mismatch_message(diff: Mapping[str, tuple[Any, Any]], where: str) -> str:
         lines.append(f"  {key}: checkpoint {old!r} != this run {new!r}")
     if "max_steps" in diff:
         old, new = diff["max_steps"]
-        sets = diff.get("max_steps_sets", (None, None))
-        field = next((s for s in (sets[1], sets[0]) if isinstance(s, str)), "the schedule length")
+        sets = [(current or {}).get("max_steps_sets"), *diff.get("max_steps_sets", (None, None))]
+        field = next((s for s in sets if isinstance(s, str)), "the schedule length")
         lines.append(
             f"max_steps changed ({old} -> {new}) and the learning-rate schedule takes its length "
             f"from it ({field} defaults to max_steps), so resuming would change the schedule "
@@ -143,7 +145,7 @@ def check_fingerprint(
     diff = fingerprint_diff(saved, current)
     if not diff:
         return None
-    message = mismatch_message(diff, where)
+    message = mismatch_message(diff, where, current)
     if resume == "force":
         return message + '\nResuming anyway (backend_options={"resume": "force"}).'
     raise CheckpointError(message + "\n" + OVERRIDE_HINT)

@@ -16,7 +16,7 @@ from typing import Any
 from ._refs import FactoryRef
 from .callbacks import Callback, Checkpoint
 from .errors import ConfigError
-from .losses import LOSS_NAMES
+from .losses import validate_loss
 from .registry import check_backend_name, load_backend
 
 __all__ = ["TrainingLoop", "DEFAULT_OPTIMIZER"]
@@ -70,8 +70,11 @@ class TrainingLoop:
         log_every_n_steps: cadence of training-metric logging.
         eval_every_n_steps: cadence of evaluation on ``val_dataset`` (``None``:
             only at the end of the run).
-        metric_writer: a ``MetricWriter``, ``{"kind": "jsonl", "path": …}`` or
-            ``"jsonl:PATH"``.
+        metric_writer: where metrics go: a writer name (``"jsonl"``, ``"csv"``,
+            ``"tensorboard"``, ``"mlflow"``; written under ``<checkpoint_dir>/logs/<kind>``,
+            or ``runs/<backend>-<time>/logs/<kind>`` without a ``checkpoint_dir``),
+            ``"kind:PATH"`` (``"mlflow:TRACKING_URI"``), ``{"kind": …, …}``, a
+            ``MetricWriter`` object, or a list of these.
         seed: the seed of the model-independent randomness (data order, step keys).
         backend: the backend name; resolved at ``run()``.
         sharding: a ``ShardingSpec`` for multi-device / multi-host training.
@@ -119,25 +122,8 @@ class TrainingLoop:
                 "callable) or task=",
                 field="loss",
             )
-        if isinstance(self.loss, str):
-            if self.loss not in LOSS_NAMES:
-                from .errors import closest
-
-                raise ConfigError(
-                    f"TrainingLoop.loss={self.loss!r} is not a known loss name; known: "
-                    f"{', '.join(sorted(LOSS_NAMES))}"
-                    + closest(self.loss, LOSS_NAMES)
-                    + ". A custom loss is a callable (pred, target) -> scalar.",
-                    field="loss",
-                )
-        elif self.loss is not None and not (
-            callable(self.loss) or isinstance(self.loss, FactoryRef)
-        ):
-            raise ConfigError(
-                f"TrainingLoop.loss must be a loss name or a callable, got "
-                f"{type(self.loss).__name__}",
-                field="loss",
-            )
+        if self.loss is not None and not isinstance(self.loss, FactoryRef):
+            validate_loss(self.loss, field="TrainingLoop.loss", error_field="loss")
         _positive_int(self.batch_size, "batch_size")
         _positive_int(self.max_steps, "max_steps")
         _positive_int(self.log_every_n_steps, "log_every_n_steps")
@@ -169,9 +155,9 @@ class TrainingLoop:
                 )
             self.checkpoint_dir = os.fspath(self.checkpoint_dir)
         if self.metric_writer is not None:
-            from .writers import resolve_writer
+            from .writers import check_writer_spec
 
-            resolve_writer(self.metric_writer)
+            check_writer_spec(self.metric_writer)
         check_backend_name(self.backend)
         if self.sharding is not None and not all(
             hasattr(self.sharding, a) for a in ("mesh", "model_pspec", "data_pspec")

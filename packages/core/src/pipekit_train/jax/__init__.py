@@ -6,7 +6,7 @@ from its submodule on first access:
 - ``JaxModelOp`` (``.ops``) — the Operator over an Equinox module;
 - ``resolve_optimizer``, ``current_learning_rate``, ``validate_optimizer_config``
   (``.optim``) — ``optimizer_config`` → optax;
-- ``resolve_loss``, ``check_scalar_loss``, ``is_classification`` (``.losses``) —
+- ``resolve_loss``, ``is_classification`` (``.losses``) —
   the JAX implementations of the loss names;
 - ``BatchSource``, ``BatchIterator``, ``normalize_dataset``, ``eval_batches``
   (``.data``) — the deterministic, checkpointable batch source;
@@ -28,7 +28,6 @@ _LAZY: dict[str, str] = {
     "current_learning_rate": "optim",
     "validate_optimizer_config": "optim",
     "resolve_loss": "losses",
-    "check_scalar_loss": "losses",
     "is_classification": "losses",
     "BatchSource": "data",
     "BatchIterator": "data",

@@ -491,8 +491,23 @@ def inspect_checkpoints(directory: str | os.PathLike[str]) -> list[dict[str, Any
 
 
 def _inspect_step(step_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
+    import logging
+
     import orbax.checkpoint as ocp
 
+    # Orbax logs absl WARNINGs about files a reader does not need (e.g. a missing
+    # _CHECKPOINT_METADATA in an item folder); inspect is read-only, so keep them quiet.
+    absl_logger = logging.getLogger("absl")
+    absl_level = absl_logger.level
+    absl_logger.setLevel(logging.ERROR)
+    try:
+        return _read_step(step_dir, ocp)
+    finally:
+        absl_logger.setLevel(absl_level)
+
+
+def _read_step(step_dir: Path, ocp: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """``(meta, error)`` of one finalised step folder; ``error`` is ``None`` if all reads."""
     meta: dict[str, Any] | None = None
     try:
         meta = json.loads((step_dir / "meta" / "metadata").read_text())
