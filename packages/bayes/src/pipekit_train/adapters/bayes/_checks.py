@@ -20,7 +20,7 @@ def check_task_on_data(
     ``model`` overrides ``task.model`` (e.g. the minibatch-bound partial). Returns
     the sites, so callers need not trace again.
     """
-    fn = task.model if model is None else model
+    fn: Any = task.model if model is None else model
     try:
         sites = model_sites(fn, x, y)
     except PipekitError:

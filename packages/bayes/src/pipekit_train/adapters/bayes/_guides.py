@@ -46,8 +46,8 @@ def make_guide(guide: Any, model: Callable[..., Any]) -> Callable[..., Any]:
     """
     check_guide(guide)
     if guide is not None and not isinstance(guide, str):
-        return guide  # type: ignore[no-any-return]
+        return guide
     from numpyro.infer import autoguide
 
     cls = getattr(autoguide, guide or DEFAULT_GUIDE)
-    return cls(model)  # type: ignore[no-any-return]
+    return cls(model)

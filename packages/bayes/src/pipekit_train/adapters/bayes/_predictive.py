@@ -172,9 +172,9 @@ class NumpyroPredictiveOp:
             ) from exc
         out = Path(path)
         out.mkdir(parents=True, exist_ok=True)
-        np.savez(out / SAMPLES_FILE, **self._by_chain)
+        np.savez(out / SAMPLES_FILE, **self._by_chain)  # type: ignore[arg-type]
         if self.sample_stats:
-            np.savez(out / STATS_FILE, **self.sample_stats)
+            np.savez(out / STATS_FILE, **self.sample_stats)  # type: ignore[arg-type]
         meta = {
             "format_version": FORMAT_VERSION,
             "op_class": "pipekit_train.adapters.bayes:NumpyroPredictiveOp",

@@ -69,7 +69,7 @@ def warn_unused_fields(loop: Any, backend: str, names: Sequence[str]) -> list[st
     set_fields = []
     for name in names:
         f = defaults[name]
-        default = f.default_factory() if callable(f.default_factory) else f.default  # type: ignore[misc]
+        default = f.default_factory() if callable(f.default_factory) else f.default
         if getattr(loop, name) != default:
             set_fields.append(name)
     if set_fields:

@@ -42,7 +42,7 @@ def _data_digest(x: np.ndarray, y: np.ndarray) -> str:
 
 
 def _model_name(model: Any) -> str:
-    return model_import_string(model) or getattr(model, "__qualname__", type(model).__name__)
+    return model_import_string(model) or str(getattr(model, "__qualname__", type(model).__name__))
 
 
 def _fingerprint(loop: Any, task: Any, options: McmcOptions, state: Any, x: Any, y: Any) -> Any:

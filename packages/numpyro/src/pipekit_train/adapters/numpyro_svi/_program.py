@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
-import numpy as np
 
 from pipekit_train.jax.program import Program, build_program
 
@@ -23,7 +22,7 @@ def build_svi_program(
     state: Any,
     *,
     seed: int,
-    val: tuple[np.ndarray, np.ndarray] | None,
+    val: tuple[Any, Any] | None,
     val_elbo: Callable[[Any, Any, Any], jax.Array] | None,
 ) -> Program:
     """The driver's program for ``svi`` from its initial ``state``."""

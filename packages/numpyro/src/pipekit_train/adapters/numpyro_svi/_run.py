@@ -61,7 +61,7 @@ def _guide_name(guide: Any) -> str:
         return "AutoNormal"
     if isinstance(guide, str):
         return guide
-    return model_import_string(guide) or getattr(guide, "__qualname__", type(guide).__name__)
+    return model_import_string(guide) or str(getattr(guide, "__qualname__", type(guide).__name__))
 
 
 def run(loop: Any) -> tuple[NumpyroPredictiveOp, dict[str, Any]]:
@@ -98,7 +98,7 @@ def _run(
             "TrainingLoop.dataset has no 'y': numpyro-svi conditions the model's "
             f"{task.predictive_site!r} site on it; give {{'x': X, 'y': Y}} or (X, Y)"
         )
-    val = None
+    val: tuple[Any, Any] | None = None
     if loop.val_dataset is not None:
         xv, yv = full_data(loop.val_dataset, "TrainingLoop.val_dataset")
         if yv is None:
@@ -116,7 +116,7 @@ def _run(
         check_task_on_data(task, val[0], val[1])
 
     tx = resolve_optimizer(loop.optimizer_config, max_steps=loop.max_steps)
-    guide = make_guide(task.guide, model)
+    guide: Any = make_guide(task.guide, model)
     loss = task.loss if task.loss is not None else Trace_ELBO()
     svi = SVI(model, guide, optax_to_numpyro(tx), loss)
     root = jax.random.PRNGKey(loop.seed)
