@@ -11,8 +11,9 @@ from _npy_helpers import pdb
 from pipekit_train import Checkpoint, TrainingLoop
 from pipekit_train.adapters.bayes import NumpyroPredictiveOp, NumpyroTask
 
-NAME = "sblrc-blr"
-X, Y = (a.astype(np.float32) for a in pdb.load_data(NAME))
+_rng = np.random.default_rng(0)
+X = _rng.normal(size=(100, 5)).astype(np.float32)
+Y = (X @ np.arange(1.0, 6.0) + 0.5 * _rng.normal(size=100)).astype(np.float32)
 
 
 def _loop(max_steps: int, k: int, ckpt=None, **kw) -> TrainingLoop:
