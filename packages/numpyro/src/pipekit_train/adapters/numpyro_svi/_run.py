@@ -173,21 +173,18 @@ def _run(
     )
     final_state = program.tree(result.carry)
     params = svi.get_params(final_state)
-    latent_key, det_key = jax.random.split(predict_key)
-    draws = dict(
-        guide.sample_posterior(latent_key, params, sample_shape=(task.predictive_samples,))
-    )
+    # Draws from the fitted guide, with the model's deterministic sites, on the full data;
+    # through Predictive so that every guide (autoguides and callables) works the same way.
     deterministic = [k for k, v in sites.items() if v["type"] == "deterministic"]
-    if deterministic:
-        draws.update(
-            Predictive(task.model, posterior_samples=draws, return_sites=deterministic)(
-                det_key, jnp.asarray(data["x"]), None
-            )
-        )
-    latent = {k for k, v in sites.items() if v["type"] == "sample" and not v["is_observed"]}
-    samples = {
-        k: np.asarray(v)[None] for k, v in draws.items() if k in latent or k in deterministic
-    }
+    latent = [k for k, v in sites.items() if v["type"] == "sample" and not v["is_observed"]]
+    draws = Predictive(
+        task.model,
+        guide=guide,
+        params=params,
+        num_samples=task.predictive_samples,
+        return_sites=latent + deterministic,
+    )(predict_key, jnp.asarray(data["x"]), None)
+    samples = {k: np.asarray(v)[None] for k, v in draws.items() if k in latent + deterministic}
     op = NumpyroPredictiveOp(
         task.model,
         samples,
