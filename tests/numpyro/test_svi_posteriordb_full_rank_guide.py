@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(
 
 CASES = {
     # posterior: (steps, batch_size or None for full batch, lr, tolerance in sd_ref)
-    "arK-arK": (12000, None, 0.01, 0.15),
+    "arK-arK": (20000, None, 0.01, 0.15),
     "sblrc-blr": (24000, 20, 0.01, 0.3),
 }
 
