@@ -4,7 +4,8 @@ Usage: python _mcmc_resume_worker.py CKPT_DIR OUT_NPZ STEPS_PER_CALL KILL_AT HOO
 
 Eight schools, 2 vectorised chains, 30 warmup + 30 draws, a checkpoint every 10
 steps. With KILL_AT > 0 the process SIGKILLs itself at that step ("step": at its
-host event; "checkpoint": right after its checkpoint was written). Otherwise it
+host event; "checkpoint": right after its checkpoint was written; "sigterm": sends itself
+SIGTERM there, which must checkpoint that step and return normally). Otherwise it
 writes the draws to OUT_NPZ and prints backend_info's summary as JSON. HOOK
 "numpyro" runs NumPyro's own MCMC.run with the same settings instead.
 """
@@ -33,6 +34,8 @@ class Killer(Callback):
     def on_step_end(self, loop, state) -> None:
         if state.step == self.kill_at and self.hook == "step":
             os.kill(os.getpid(), signal.SIGKILL)
+        if state.step == self.kill_at and self.hook == "sigterm":
+            os.kill(os.getpid(), signal.SIGTERM)
 
     def on_checkpoint(self, loop, state, step) -> None:
         if step == self.kill_at and self.hook == "checkpoint":
@@ -70,8 +73,10 @@ def main() -> None:
         log_every_n_steps=5,
     )
     op, info = loop.run()
-    np.savez(out, **op.samples_by_chain)
-    print(json.dumps({k2: info[k2] for k2 in ("final_step", "resumed_from_step")}))
+    if info["interrupted"] is None:
+        np.savez(out, **op.samples_by_chain)
+    keys = ("final_step", "resumed_from_step", "interrupted", "draws_collected")
+    print(json.dumps({k2: info[k2] for k2 in keys}))
 
 
 if __name__ == "__main__":

@@ -49,7 +49,8 @@ def _summary(proc: subprocess.CompletedProcess) -> dict:
 def references(tmp_path_factory) -> tuple[Path, Path]:
     tmp = tmp_path_factory.mktemp("ref")
     info = _summary(_run(tmp, "ref.npz", 100, 0, "none"))
-    assert info == {"final_step": 60, "resumed_from_step": None}
+    assert info["final_step"] == 60 and info["resumed_from_step"] is None
+    assert info["draws_collected"] == 30
     _summary(_run(tmp, "numpyro.npz", 1, 0, "numpyro"))
     return tmp / "ref.npz", tmp / "numpyro.npz"
 
@@ -84,3 +85,16 @@ def test_sigkill_then_rerun_gives_the_same_draws(
     assert info["resumed_from_step"] == max(committed) and info["final_step"] == 60
     _same(ref, tmp_path / "out.npz")
     _same(numpyro_ref, tmp_path / "out.npz")
+
+
+def test_sigterm_checkpoints_the_step_and_the_rerun_finishes_the_same(
+    tmp_path: Path, references
+) -> None:
+    ref, _ = references
+    stopped = _summary(_run(tmp_path, "out.npz", 3, 45, "sigterm"))  # exit 0, no traceback
+    assert stopped["interrupted"] == "SIGTERM" and stopped["final_step"] == 45
+    assert stopped["draws_collected"] == 15
+    assert (tmp_path / "ckpt" / "45").is_dir()
+    info = _summary(_run(tmp_path, "out.npz", 3, 0, "none"))
+    assert info["resumed_from_step"] == 45
+    _same(ref, tmp_path / "out.npz")
