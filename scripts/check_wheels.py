@@ -48,6 +48,10 @@ MODULES: dict[str, list[str]] = {
 # Backend entry points each distribution must register (name → module); any other is an error.
 ENTRY_POINTS: dict[str, dict[str, str]] = {
     "pipekit-train-equinox": {"equinox": "pipekit_train.adapters.equinox"},
+    "pipekit-train-numpyro": {
+        "numpyro-svi": "pipekit_train.adapters.numpyro_svi",
+        "numpyro-mcmc": "pipekit_train.adapters.numpyro_mcmc",
+    },
 }
 
 # Heavy frameworks a bare `pip install pipekit-train-core` must not pull in.
