@@ -268,7 +268,7 @@ def case_data_path(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
             start = time.perf_counter()
             metrics = None
             for i in range(chunks):
-                carry, metrics = program.train_chunk(carry, stream.next_chunk(k), i * k, k)
+                carry, metrics, _ = program.train_chunk(carry, stream.next_chunk(k), i * k, k)
             jax.block_until_ready((carry, metrics))
             return time.perf_counter() - start, carry
 
@@ -529,7 +529,7 @@ def _program_sweep(data: dict[str, np.ndarray], s: Settings) -> dict[int, list[f
         start = time.perf_counter()
         metrics = None
         for _ in range(chunks):
-            carry, metrics = program.train_chunk(carry, stream.next_chunk(k), 0, k)
+            carry, metrics, _ = program.train_chunk(carry, stream.next_chunk(k), 0, k)
         jax.block_until_ready((carry, metrics))
         return time.perf_counter() - start, carry
 
