@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from _keras_helpers import digits, mlp
 
@@ -33,7 +34,7 @@ def test_optimizer_iterations_equal_max_steps(rows: int, max_steps: int) -> None
         backend="keras",
     )
     op, info = loop.run()
-    assert int(model.optimizer.iterations.numpy()) == max_steps
+    assert int(np.asarray(model.optimizer.iterations.value)) == max_steps
     assert info["final_step"] == max_steps
     # every step's own loss reached the callbacks, once each, in order
     assert log.steps == list(range(1, max_steps + 1))
