@@ -100,6 +100,7 @@ def make_bridge(
     fingerprint: dict[str, Any],
     signals: SignalFlag,
     start_step: int,
+    rates: Callable[[list[int]], list[float]] | None = None,
 ) -> Any:
     """The ``CallbackList`` passed to ``fit`` (see the module docstring)."""
     import jax
@@ -131,8 +132,11 @@ def make_bridge(
                         window.setdefault(name, []).append(float(value))
                     except (TypeError, ValueError):
                         continue
+            steps = [s for s, _ in self.pending]
+            if rates is not None:
+                window["lr"] = rates(steps)
             state.window = window
-            state.window_steps = [s for s, _ in self.pending]
+            state.window_steps = steps
             self.pending = []
             state.step = step
             for name, seq in window.items():

@@ -176,3 +176,29 @@ def resolve_keras_optimizer(keras: Any, config: Mapping[str, Any], max_steps: in
         raise ConfigError(
             f"{ROOT}: keras.optimizers.{cls_name} rejected {kwargs}: {exc}", field=ROOT
         ) from exc
+
+
+def make_rate_of_steps(keras: Any, config: Mapping[str, Any], max_steps: int) -> Any:
+    """``rates(steps)`` → the learning rate each (1-based) step's update used.
+
+    Reported as the ``lr`` metric, as the JAX backends do: Keras purges its
+    variables during ``fit``, so ``optimizer.learning_rate`` cannot be read there.
+    Schedules are evaluated on the host side in one vectorised call per host event.
+    """
+    spec = parse_optimizer_config(config, max_steps=max_steps)
+    schedule = resolve_keras_schedule(keras, spec.lr, max_steps)
+    if isinstance(schedule, float):
+        value = schedule
+        return lambda steps: [value] * len(steps)
+    import jax
+    import numpy as np
+
+    batched = jax.jit(jax.vmap(schedule))
+
+    def rates(steps: list[int]) -> list[float]:
+        if not steps:
+            return []
+        out = batched(np.asarray(steps, dtype=np.int32) - 1)
+        return [float(v) for v in np.asarray(out)]
+
+    return rates

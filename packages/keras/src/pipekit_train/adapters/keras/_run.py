@@ -19,7 +19,7 @@ from ._env import import_keras
 from ._eval import make_evaluator
 from ._losses import KerasTask, classification_kind, resolve_keras_loss
 from ._op import KerasModelOp
-from ._optim import resolve_keras_optimizer
+from ._optim import make_rate_of_steps, resolve_keras_optimizer
 from ._options import KerasOptions, parse_options
 from ._signals import SignalFlag
 from ._state import restore_state, state_template, structure_digest
@@ -222,6 +222,7 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
                 fingerprint=checkpointer.fingerprint if checkpointer is not None else {},
                 signals=signals,
                 start_step=start,
+                rates=make_rate_of_steps(keras, loop.optimizer_config, loop.max_steps),
             )
             t0 = time.perf_counter()
             if start < loop.max_steps:
