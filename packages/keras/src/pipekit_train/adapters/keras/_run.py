@@ -166,7 +166,9 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
         optimizer=optimizer, loss=loss, steps_per_execution=options.steps_per_execution, **extra
     )
     if hasattr(model, "_loss_tracker"):  # per-step loss instead of the epoch's running mean
-        model._loss_tracker = make_last_value_metric(keras)
+        # Not through Layer.__setattr__: a built subclassed model refuses new tracked
+        # state, and Keras reads the tracker by this attribute, not by tracking.
+        object.__setattr__(model, "_loss_tracker", make_last_value_metric(keras))
     optimizer.build(model.trainable_variables)
 
     state = TrainerCarryState(step=0, rng=None, opt_state=model)
