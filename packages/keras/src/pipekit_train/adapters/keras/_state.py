@@ -20,8 +20,20 @@ __all__ = ["capture_state", "restore_state", "state_template", "structure_digest
 
 
 def _name(i: int, variable: Any) -> str:
-    path = getattr(variable, "path", None) or getattr(variable, "name", "v")
-    return f"{i:05d}_" + re.sub(r"[^A-Za-z0-9_]+", "_", str(path))
+    """``00003_kernel``: the position and the variable's own short name.
+
+    Not the path: it holds Keras' auto-numbered layer names (``dense_7``), which
+    differ between two builds of the same model in one process.
+    """
+    return f"{i:05d}_" + re.sub(r"[^A-Za-z0-9_]+", "_", str(getattr(variable, "name", "v")))
+
+
+def _optimizer_name(i: int, variable: Any) -> str:
+    # Optimiser slot names embed the model's layer names too; the position is enough.
+    return f"{i:05d}"
+
+
+_NAMERS = {"model": _name, "optimizer": _optimizer_name}
 
 
 def _groups(model: Any) -> dict[str, list[Any]]:
@@ -31,7 +43,7 @@ def _groups(model: Any) -> dict[str, list[Any]]:
 def capture_state(model: Any) -> dict[str, dict[str, np.ndarray]]:
     """Host copies of every model and optimiser variable (call after ``jax_state_sync``)."""
     return {
-        group: {_name(i, v): np.array(v.value, copy=True) for i, v in enumerate(vs)}
+        group: {_NAMERS[group](i, v): np.array(v.value, copy=True) for i, v in enumerate(vs)}
         for group, vs in _groups(model).items()
     }
 
@@ -40,7 +52,7 @@ def state_template(model: Any) -> dict[str, dict[str, np.ndarray]]:
     """The structure ``restore`` fills (shapes and dtypes of every variable)."""
     return {
         group: {
-            _name(i, v): np.zeros(tuple(v.shape), dtype=np.dtype(v.dtype))
+            _NAMERS[group](i, v): np.zeros(tuple(v.shape), dtype=np.dtype(v.dtype))
             for i, v in enumerate(vs)
         }
         for group, vs in _groups(model).items()
@@ -52,14 +64,14 @@ def restore_state(model: Any, state: dict[str, dict[str, Any]]) -> None:
     for group, vs in _groups(model).items():
         saved = state[group]
         for i, v in enumerate(vs):
-            v.assign(np.asarray(saved[_name(i, v)]))
+            v.assign(np.asarray(saved[_NAMERS[group](i, v)]))
 
 
 def structure_digest(model: Any) -> str:
-    """A short hash of every variable's path, shape and dtype (the resume guard's model)."""
+    """A short hash of every variable's key, shape and dtype (the resume guard's model)."""
     text = ";".join(
-        f"{group}:{getattr(v, 'path', v.name)}:{tuple(v.shape)}:{v.dtype}"
+        f"{group}:{_NAMERS[group](i, v)}:{tuple(v.shape)}:{v.dtype}"
         for group, vs in _groups(model).items()
-        for v in vs
+        for i, v in enumerate(vs)
     )
     return hashlib.sha256(text.encode()).hexdigest()[:16]
