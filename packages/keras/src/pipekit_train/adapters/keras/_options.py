@@ -10,7 +10,13 @@ from pipekit_train.errors import ConfigError, closest
 
 __all__ = ["KerasOptions", "parse_options", "KNOWN_OPTIONS"]
 
-KNOWN_OPTIONS = ("steps_per_execution", "resume", "async_checkpointing", "data_parallel")
+KNOWN_OPTIONS = (
+    "steps_per_execution",
+    "resume",
+    "async_checkpointing",
+    "data_parallel",
+    "compilation_cache",
+)
 
 
 @dataclass(frozen=True)
@@ -18,12 +24,15 @@ class KerasOptions:
     """``steps_per_execution``: Keras' own (a Python loop over one jitted step);
     ``resume``: ``auto``/``never``/``force`` (see docs/checkpointing.md);
     ``async_checkpointing``: Orbax writes in the background; ``data_parallel``:
-    train under ``keras.distribution.DataParallel`` over all JAX devices."""
+    train under ``keras.distribution.DataParallel`` over all JAX devices;
+    ``compilation_cache``: a folder for JAX's persistent compilation cache (Keras
+    compiles through JAX), or ``None``/``"off"``; the CLI sets it."""
 
     steps_per_execution: int = 1
     resume: str = "auto"
     async_checkpointing: bool = True
     data_parallel: bool = False
+    compilation_cache: str | None = None
 
 
 def parse_options(options: Mapping[str, Any]) -> KerasOptions:
@@ -53,7 +62,14 @@ def parse_options(options: Mapping[str, Any]) -> KerasOptions:
                 f"backend_options.{flag} must be true or false, got {options[flag]!r}",
                 field=f"backend_options.{flag}",
             )
+    cache = options.get("compilation_cache")
+    if cache is not None and not isinstance(cache, str):
+        raise ConfigError(
+            f"backend_options.compilation_cache must be a folder path or 'off', got {cache!r}",
+            field="backend_options.compilation_cache",
+        )
     return KerasOptions(
+        compilation_cache=cache,
         steps_per_execution=k,
         resume=resume,
         async_checkpointing=options.get("async_checkpointing", True),

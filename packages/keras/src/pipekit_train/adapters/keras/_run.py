@@ -139,6 +139,18 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
     started = time.perf_counter()
     options = parse_options(loop.backend_options)
     keras = import_keras()
+    if options.compilation_cache not in (None, "off"):
+        from pipekit_train.jax.compile_cache import enable_compilation_cache
+
+        try:
+            enable_compilation_cache(options.compilation_cache)
+        except OSError as exc:
+            raise ConfigError(
+                "backend_options.compilation_cache: cannot use "
+                f"{options.compilation_cache!r} as JAX's compilation cache folder: "
+                f"{exc.strerror or exc}; give a writable folder or 'off'",
+                field="backend_options.compilation_cache",
+            ) from exc
     import jax
 
     model = _unwrap(keras, loop.model_op)
