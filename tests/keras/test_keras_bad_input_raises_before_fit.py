@@ -111,7 +111,9 @@ def test_checkpoint_of_another_model_is_checkpoint_error(tmp_path: Path) -> None
     before = sorted(p.name for p in ckpt.iterdir())
     other = mlp(hidden=48)
     with pytest.raises(CheckpointError, match="model_structure"):
-        _loop(model_op=other, checkpoint_dir=str(ckpt), callbacks=[Checkpoint(every_n_steps=5)]).run()
+        _loop(
+            model_op=other, checkpoint_dir=str(ckpt), callbacks=[Checkpoint(every_n_steps=5)]
+        ).run()
     _no_step_ran(other)
     assert sorted(p.name for p in ckpt.iterdir()) == before
 

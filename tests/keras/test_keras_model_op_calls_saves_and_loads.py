@@ -29,7 +29,9 @@ def test_bare_model_comes_back_wrapped_and_callable() -> None:
     op = _train(model)
     assert isinstance(op, KerasModelOp) and op.model is model
     x = digits(8)["x"]
-    np.testing.assert_allclose(np.asarray(op(x)), np.asarray(model.predict(x, verbose=0)), rtol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(op(x)), np.asarray(model.predict(x, verbose=0)), rtol=1e-6
+    )
 
 
 def test_given_op_is_returned_itself() -> None:

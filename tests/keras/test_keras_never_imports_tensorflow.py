@@ -28,7 +28,8 @@ import keras, numpy as np
 from pipekit_train import TrainingLoop
 m = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
 rng = np.random.default_rng(0)
-data = {"x": rng.normal(size=(64, 4)).astype("float32"), "y": rng.integers(0, 3, 64).astype("int32")}
+x, y = rng.normal(size=(64, 4)).astype("float32"), rng.integers(0, 3, 64).astype("int32")
+data = {"x": x, "y": y}
 op, info = TrainingLoop(model_op=m, dataset=data, loss="cross_entropy", batch_size=16,
                         max_steps=5, backend="keras").run()
 op.save(sys.argv[1])

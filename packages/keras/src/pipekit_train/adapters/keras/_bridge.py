@@ -173,8 +173,7 @@ def make_bridge(
                     "metrics": _json_floats(state.metrics),
                     "best": _json_floats(state.best),
                     "callbacks": [
-                        cb.state_dict() if isinstance(cb, Callback) else {}
-                        for cb in loop.callbacks
+                        cb.state_dict() if isinstance(cb, Callback) else {} for cb in loop.callbacks
                     ],
                 }
                 checkpointer.save(step, capture_state(model), None, meta)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from typing import Any
@@ -120,13 +121,32 @@ def _compile_loss(keras: Any, loop: Any, first_y: Any) -> tuple[Any, Any]:
     return loss, loss
 
 
-def _distribution(keras: Any, options: KerasOptions) -> Any:
+def _distribution(keras: Any, options: KerasOptions, batch_size: int) -> Any:
+    """``DataParallel`` over every JAX device when asked for (``None`` otherwise)."""
     if not options.data_parallel:
         return None
     import jax
 
     devices = jax.devices()
+    if batch_size % len(devices):
+        raise ConfigError(
+            f"TrainingLoop.batch_size ({batch_size}) must be divisible by the number of "
+            f"devices ({len(devices)}) for backend_options.data_parallel",
+            field="batch_size",
+        )
     return keras.distribution.DataParallel(devices=devices)
+
+
+def _relayout(variables: Any, distribution: Any) -> None:
+    """Place variables created before the distribution existed as it wants them.
+
+    A model is usually built before ``run()``; Keras lays a variable out only at
+    creation or, once it has a layout, on assignment.
+    """
+    for v in variables:
+        if getattr(v, "_layout", None) is None:
+            v._layout = distribution.get_variable_layout(v)
+            v.assign(np.asarray(v.value))
 
 
 def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
@@ -151,7 +171,6 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
                 f"{exc.strerror or exc}; give a writable folder or 'off'",
                 field="backend_options.compilation_cache",
             ) from exc
-    import jax
 
     model = _unwrap(keras, loop.model_op)
     op = loop.model_op if isinstance(loop.model_op, KerasModelOp) else KerasModelOp(model)
@@ -170,9 +189,44 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
     if val is not None:
         _check_fits(model, loss_fn, next(iter(eval_batches(val, loop.batch_size))), "val_dataset")
 
-    distribution = _distribution(keras, options)
-    if distribution is not None:
-        keras.distribution.set_distribution(distribution)
+    distribution = _distribution(keras, options, loop.batch_size)
+    scope = distribution.scope() if distribution is not None else contextlib.nullcontext()
+    with scope:
+        if distribution is not None:
+            _relayout(model.variables, distribution)
+        return _train(
+            keras,
+            loop,
+            options,
+            model,
+            op,
+            source,
+            val,
+            loss,
+            loss_fn,
+            optimizer,
+            distribution,
+            started,
+        )
+
+
+def _train(
+    keras: Any,
+    loop: Any,
+    options: KerasOptions,
+    model: Any,
+    op: KerasModelOp,
+    source: BatchSource,
+    val: Any,
+    loss: Any,
+    loss_fn: Any,
+    optimizer: Any,
+    distribution: Any,
+    started: float,
+) -> tuple[KerasModelOp, dict[str, Any]]:
+    """Compile, resume, ``fit`` with the bridge, and report (inside the distribution scope)."""
+    import jax
+
     extra = dict(loop.task.compile_kwargs) if isinstance(loop.task, KerasTask) else {}
     model.compile(
         optimizer=optimizer, loss=loss, steps_per_execution=options.steps_per_execution, **extra
@@ -182,6 +236,8 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
         # state, and Keras reads the tracker by this attribute, not by tracking.
         object.__setattr__(model, "_loss_tracker", make_last_value_metric(keras))
     optimizer.build(model.trainable_variables)
+    if distribution is not None:  # the optimiser was made (and validated) before the scope
+        _relayout(optimizer.variables, distribution)
 
     state = TrainerCarryState(step=0, rng=None, opt_state=model)
     print_fp = fingerprint(loop, model, source.n)
@@ -241,9 +297,7 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
             t0 = time.perf_counter()
             if start < loop.max_steps:
                 data = make_step_dataset(keras, source, start, loop.max_steps - start)
-                history = model.fit(
-                    data, epochs=1, shuffle=False, verbose=0, callbacks=bridge
-                )
+                history = model.fit(data, epochs=1, shuffle=False, verbose=0, callbacks=bridge)
             train_seconds = time.perf_counter() - t0
         if checkpointer is not None:
             checkpointer.wait()
