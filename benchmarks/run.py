@@ -32,7 +32,7 @@ from _common import digits  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
-ALL_CASES = ("1", "2", "3", "4", "5", "6", "7", "8")
+ALL_CASES = ("1", "2", "3", "4", "5", "6", "7", "8", "9")
 
 #: What bounds a case that is below its target, found by profiling (py-spy, and timing the
 #: pieces) on the 2-core development machine; printed under the table for each case below
@@ -200,9 +200,6 @@ def main(argv: list[str] | None = None) -> int:
         rows += [
             r for r in _cases.cases_backend_vs_references(data, s) if r.case.rstrip("b") in cases
         ]
-    if "8" in cases:
-        section("case 8: keras backend vs plain Keras fit")
-        rows += _cases.case_keras_backend(data, s)
     if "4" in cases:
         section("case 4: Grain batch path vs in-memory slicing")
         rows += _cases.case_data_path(data, s)
@@ -215,6 +212,12 @@ def main(argv: list[str] | None = None) -> int:
     if "7" in cases:
         section("case 7: persistent compilation cache (CLI, two processes per pair)")
         rows += _cases.case_compilation_cache(s)
+    if "8" in cases:
+        section("case 8: backend vs hand-written jit + donation + lax.scan loop")
+        rows += _cases.case_backend_vs_scan_loop(data, s)
+    if "9" in cases:
+        section("case 9: keras backend vs plain Keras fit")
+        rows += _cases.case_keras_backend(data, s)
     sweep = None
     if not args.no_sweep:
         section("steps_per_call sweep")

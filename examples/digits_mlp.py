@@ -59,7 +59,7 @@ def main() -> None:
     )
     op, info = loop.run()
     print(
-        f"test accuracy {info['final_metrics']['val_accuracy']:.4f} "
+        f"val_accuracy (on val_dataset) {info['final_metrics']['val_accuracy']:.4f} "
         f"after {info['final_step']} steps in {info['total_seconds']:.1f} s"
     )
     op.save("runs/digits_mlp/model")

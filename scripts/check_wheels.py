@@ -159,9 +159,15 @@ class Job:
 
     def backends_command(self, must_list: str | None = None) -> None:
         proc = self.run([self.bin / "pipekit-train", "backends"], show="pipekit-train backends")
-        if must_list and proc.returncode == 0 and must_list not in proc.stdout:
+        # Every known backend is printed; an installed one as "NAME  installed: DIST VERSION".
+        installed = {
+            line.split()[0]
+            for line in proc.stdout.splitlines()[1:]
+            if len(line.split()) > 1 and line.split()[1] == "installed:"
+        }
+        if must_list and proc.returncode == 0 and must_list not in installed:
             self.failures.append(
-                f"{self.label}: `pipekit-train backends` does not list {must_list}"
+                f"{self.label}: `pipekit-train backends` does not list {must_list} as installed"
             )
 
 

@@ -70,8 +70,7 @@ def in_process(rounds: int = 7, n: int = 3000) -> None:
     engines = {
         "in-memory slicing (reference)": _Slicing(data, 128),
         "BatchSource[i] (gather only)": map(src.__getitem__, range(len(src))),
-        "BatchIterator direct": BatchIterator(src, use_dataloader=False),
-        "BatchIterator grain.DataLoader W=0": BatchIterator(src, use_dataloader=True),
+        "BatchIterator direct": BatchIterator(src),
         "grain.MapDataset iterator": iter(grain.MapDataset.source(src).to_iter_dataset(no_threads)),
     }
     times: dict[str, list[float]] = {k: [] for k in engines}
@@ -101,7 +100,7 @@ def workers(counts: list[int], n: int = 3000) -> None:
     src = BatchSource(_digits(), 128, seed=0)
     for w in counts:
         t = time.perf_counter()
-        it = BatchIterator(src, worker_count=w, use_dataloader=True)
+        it = BatchIterator(src, worker_count=w)
         it.next_batch()
         first = time.perf_counter() - t
         m = _rate(it, n)

@@ -41,10 +41,6 @@ class ToyData:
         self.position += k
         return out
 
-    @property
-    def grain_iterator(self) -> ToyData:
-        return self
-
     def get_state(self) -> dict[str, int]:
         return {"position": self.position}
 
@@ -125,8 +121,12 @@ class ToyProgram:
 class Saved:
     step: int
     state: Any
-    data_state: Any
     meta: dict[str, Any]
+    trace: dict[str, Any] | None = None
+
+    @property
+    def data_state(self) -> Any:
+        return self.meta.get("data")
 
 
 @dataclass
@@ -134,6 +134,7 @@ class Restored:
     step: int
     state: Any
     meta: dict[str, Any]
+    trace: dict[str, Any] | None = None
 
 
 @dataclass
@@ -147,20 +148,24 @@ class RecordingCheckpointer:
     wait_calls: int = 0
     close_calls: int = 0
 
-    def restore(self, state_template: Any, data_iterator: Any) -> Restored | None:
+    def restore(self, state_template: Any) -> Restored | None:
         self.restore_calls += 1
         if self.restore_from is None:
             return None
         saved = self.restore_from
-        if data_iterator is not None and saved.data_state is not None:
-            data_iterator.set_state(saved.data_state)
-        return Restored(saved.step, copy.deepcopy(saved.state), copy.deepcopy(saved.meta))
+        return Restored(
+            saved.step,
+            copy.deepcopy(saved.state),
+            copy.deepcopy(saved.meta),
+            copy.deepcopy(saved.trace),
+        )
 
-    def save(self, step: int, state: Any, data_iterator: Any, meta: dict[str, Any]) -> None:
+    def save(
+        self, step: int, state: Any, meta: dict[str, Any], trace: dict[str, Any] | None = None
+    ) -> None:
         # The metadata must survive JSON (it goes into the checkpoint as JSON).
         meta_copy = json.loads(json.dumps(meta))
-        data_state = data_iterator.get_state() if data_iterator is not None else None
-        self.saves.append(Saved(step, copy.deepcopy(state), data_state, meta_copy))
+        self.saves.append(Saved(step, copy.deepcopy(state), meta_copy, copy.deepcopy(trace)))
         if self.events is not None:
             self.events.append(("checkpointer", "save", step))
 

@@ -1,67 +1,61 @@
-"""The error hierarchy: every deliberate error is a PipekitError and also the builtin a
-caller would naturally catch; ConfigError carries the offending field."""
+"""Real user mistakes are caught by the handlers a caller would naturally write: a bad field
+by `except ValueError` (carrying the field), a missing backend by `except ImportError` (with
+the install command), a fatal training condition by `except PipekitError` but not by
+`except ValueError`; and the CLI turns any of them into exit code 2 without a traceback."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
+from _core_helpers import registered_backends, run_module_cli
+from _core_toy_backend import ToyData, ToyProgram, toy_loop
 
-import pipekit_train
-from pipekit_train import (
-    BackendNotInstalledError,
-    CheckpointError,
-    ConfigError,
-    DataError,
-    PipekitError,
-    TrainingError,
-)
-from pipekit_train.errors import closest
+from pipekit_train import PipekitError, TerminateOnNaN, TrainingError, TrainingLoop
+from pipekit_train.driver import run_driver
+from pipekit_train.registry import load_backend
+
+DATA = {"x": [0.0, 1.0], "y": [0.0, 1.0]}
 
 
-@pytest.mark.parametrize(
-    ("cls", "builtin"),
-    [
-        (ConfigError, ValueError),
-        (DataError, ValueError),
-        (BackendNotInstalledError, ImportError),
-        (CheckpointError, Exception),
-        (TrainingError, Exception),
-    ],
-)
-def test_each_error_is_a_pipekit_error_and_its_builtin(cls: type, builtin: type) -> None:
-    assert issubclass(cls, PipekitError)
-    assert issubclass(cls, builtin)
-    assert issubclass(PipekitError, Exception)
+def test_a_bad_field_is_caught_as_value_error_naming_it() -> None:
+    try:
+        TrainingLoop(dataset=DATA, loss="mse", batch_size=0)
+    except ValueError as exc:
+        assert isinstance(exc, PipekitError)
+        assert getattr(exc, "field", None) == "batch_size"
+        assert "batch_size" in str(exc)
+    else:
+        pytest.fail("batch_size=0 was accepted")
 
 
-def test_only_the_intended_builtins() -> None:
-    assert not issubclass(CheckpointError, ValueError)
-    assert not issubclass(TrainingError, ValueError)
-    assert not issubclass(BackendNotInstalledError, ValueError)
-    assert not issubclass(ConfigError, ImportError)
+def test_a_missing_backend_is_caught_as_import_error_with_the_command() -> None:
+    if "keras" in registered_backends():
+        pytest.skip("a keras backend is registered here")
+    try:
+        load_backend("keras")
+    except ImportError as exc:
+        assert isinstance(exc, PipekitError)
+        assert "pip install pipekit-train-keras" in str(exc)
+    else:
+        pytest.fail("loading an unregistered backend succeeded")
 
 
-def test_config_error_carries_the_field() -> None:
-    exc = ConfigError("TrainingLoop.batch_size must be positive", field="batch_size")
-    assert exc.field == "batch_size"
-    assert str(exc) == "TrainingLoop.batch_size must be positive"
-    assert ConfigError("no field").field is None
-    with pytest.raises(ValueError):
-        raise exc
+def test_a_fatal_training_condition_is_not_a_value_error() -> None:
+    loop = toy_loop(max_steps=20, log_every_n_steps=5, callbacks=[TerminateOnNaN()])
+    program = ToyProgram(loss_at=lambda s, p, b: math.nan if s >= 7 else 0.0)
+    with pytest.raises(PipekitError) as info:
+        try:
+            run_driver(loop, program, 0.0, data=ToyData(), checkpointer=None)
+        except ValueError:  # a handler for bad values must not swallow it
+            pytest.fail("TrainingError was caught by `except ValueError`")
+    assert isinstance(info.value, TrainingError) and "7" in str(info.value)
 
 
-def test_errors_are_exported_from_the_package() -> None:
-    for name in (
-        "PipekitError",
-        "ConfigError",
-        "BackendNotInstalledError",
-        "CheckpointError",
-        "DataError",
-        "TrainingError",
-    ):
-        assert getattr(pipekit_train, name) is getattr(pipekit_train.errors, name)
-        assert name in pipekit_train.__all__
-
-
-def test_closest_suggests_only_near_names() -> None:
-    assert closest("batch_sise", ["batch_size", "max_steps"]) == " (did you mean 'batch_size'?)"
-    assert closest("zzzz", ["batch_size", "max_steps"]) == ""
+def test_the_cli_reports_a_pipekit_error_with_exit_code_2(tmp_path) -> None:
+    loop = tmp_path / "loop.yaml"
+    loop.write_text("dataset: '_core_factories:make_dataset'\nloss: mse\nbackend: kerass\n")
+    result = run_module_cli("run", str(loop), "--no-progress")
+    assert result.returncode == 2
+    assert "ConfigError" in result.stderr and "did you mean 'keras'" in result.stderr
+    assert "Traceback" not in result.stderr

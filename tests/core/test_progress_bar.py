@@ -1,54 +1,69 @@
-"""ProgressBar drives a real tqdm bar over `max_steps` on stderr through its hooks."""
+"""ProgressBar, driven by the real driver over the toy backend: it counts to `max_steps`, shows
+the latest logged loss, starts a resumed run at the resumed step, writes only to stderr, and
+survives a YAML round trip."""
 
 from __future__ import annotations
 
-import pytest
-from _core_toy_backend import ToyData, ToyProgram, toy_loop
+import re
 
-from pipekit_train import ProgressBar, TrainerCarryState, TrainingLoop
+import pytest
+from _core_toy_backend import RecordingCheckpointer, ToyData, ToyProgram, toy_loop
+
+from pipekit_train import Checkpoint, ProgressBar, TrainingLoop
 from pipekit_train.driver import run_driver
 
 
-def test_hooks_run_against_a_loop_and_write_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
-    loop = TrainingLoop(dataset={"x": [0.0], "y": [0.0]}, loss="mse", max_steps=40, backend="keras")
-    bar = ProgressBar()
-    state = TrainerCarryState()
-    bar.on_run_start(loop, state)
-    for step in (10, 20, 30, 40):
-        state.step = step
-        state.metrics = {"loss": 1.0 / step, "val_loss": 2.0 / step, "name": "x"}  # type: ignore[dict-item]
-        bar.on_step_end(loop, state)
-    bar.on_run_end(loop, state, {"final_step": 40})
+def _frames(err: str) -> list[str]:
+    """The successive renderings of the bar (tqdm redraws with carriage returns)."""
+    return [f for f in re.split(r"[\r\n]", err) if "train[" in f]
+
+
+def test_counts_to_max_steps_with_the_last_loss_on_stderr(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    loop = toy_loop(max_steps=50, log_every_n_steps=10, callbacks=[ProgressBar()])
+    result = run_driver(
+        loop, ToyProgram(), 0.0, data=ToyData(), checkpointer=None, steps_per_call=7
+    )
     out = capsys.readouterr()
     assert out.out == ""
-    assert "train[keras]" in out.err
-    assert "40/40" in out.err
-    assert "loss=0.025" in out.err
-    # Ending twice and a step-end after the end are harmless.
-    bar.on_run_end(loop, state, {})
-    bar.on_step_end(loop, state)
+    frames = _frames(out.err)
+    assert "0/50" in frames[0] and "50/50" in frames[-1]
+    shown = re.search(r"loss=([-+0-9.e]+)", frames[-1])
+    assert shown is not None, frames[-1]
+    assert float(shown.group(1)) == pytest.approx(result.state.metrics["loss"], rel=1e-3)
 
 
 def test_a_resumed_run_starts_the_bar_at_the_resumed_step(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path
 ) -> None:
-    loop = TrainingLoop(dataset={"x": [0.0], "y": [0.0]}, loss="mse", max_steps=100)
-    bar = ProgressBar(leave=True)
-    state = TrainerCarryState(step=60)
-    bar.on_run_start(loop, state)
-    assert bar._bar is not None and bar._bar.n == 60
-    state.step = 100
-    bar.on_run_end(loop, state, {})
-    assert "100/100" in capsys.readouterr().err
+    first = RecordingCheckpointer()
+    loop = toy_loop(
+        max_steps=60, callbacks=[Checkpoint(every_n_steps=60)], checkpoint_dir=str(tmp_path)
+    )
+    run_driver(loop, ToyProgram(), 0.0, data=ToyData(), checkpointer=first)
+    capsys.readouterr()
+    resumed = toy_loop(
+        max_steps=100,
+        callbacks=[Checkpoint(every_n_steps=60), ProgressBar()],
+        checkpoint_dir=str(tmp_path),
+    )
+    run_driver(
+        resumed,
+        ToyProgram(),
+        0.0,
+        data=ToyData(),
+        checkpointer=RecordingCheckpointer(restore_from=first.saves[-1]),
+    )
+    frames = _frames(capsys.readouterr().err)
+    assert "60/100" in frames[0], frames
+    assert "100/100" in frames[-1], frames
 
 
-def test_progress_bar_in_a_driver_run(capsys: pytest.CaptureFixture[str]) -> None:
-    loop = toy_loop(max_steps=50, log_every_n_steps=10, callbacks=[ProgressBar()])
-    run_driver(loop, ToyProgram(), 0.0, data=ToyData(), checkpointer=None, steps_per_call=7)
-    err = capsys.readouterr().err
-    assert "50/50" in err and "train[equinox]" in err
-
-
-def test_yaml_form() -> None:
-    assert ProgressBar(leave=False).to_config() == {"ProgressBar": {"leave": False}}
-    assert ProgressBar() == ProgressBar()
+def test_survives_a_yaml_round_trip() -> None:
+    loop = TrainingLoop(
+        dataset="_core_factories:make_dataset", loss="mse", callbacks=[ProgressBar(leave=False)]
+    )
+    again = TrainingLoop.from_yaml(loop.to_yaml())
+    assert again.callbacks == [ProgressBar(leave=False)]
+    assert again.callbacks != [ProgressBar(leave=True)]

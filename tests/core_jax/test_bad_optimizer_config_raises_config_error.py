@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipekit_train._optim_spec import OPTIMIZER_NAMES, SCHEDULES, validate_optimizer_config
 from pipekit_train.errors import ConfigError
 from pipekit_train.jax.optim import resolve_optimizer
+from pipekit_train.optimizers import OPTIMIZER_NAMES, SCHEDULES, validate_optimizer_config
 
 LR = "optimizer_config.lr"
 

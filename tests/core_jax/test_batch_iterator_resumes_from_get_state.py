@@ -11,20 +11,19 @@ from pipekit_train.errors import CheckpointError
 from pipekit_train.jax.data import BatchIterator, BatchSource
 
 
-@pytest.mark.parametrize("save_engine", [False, True], ids=["direct", "dataloader"])
-@pytest.mark.parametrize("load_engine", [False, True], ids=["direct", "dataloader"])
-def test_resume_reproduces_the_following_batches(save_engine, load_engine):
+def test_resume_reproduces_the_following_batches():
     src = BatchSource(toy_data(103), 10, seed=5)
-    ref = BatchIterator(src, use_dataloader=False)
+    ref = BatchIterator(src)
     expected = [ref.next_batch() for _ in range(40)]
 
-    it = BatchIterator(src, use_dataloader=save_engine)
+    it = BatchIterator(src)
     for _ in range(13):  # crosses the epoch boundary at 10
         it.next_batch()
     state = it.get_state()
-    assert isinstance(state, bytes) and json.loads(state)["data_source"] == repr(src)
+    # pipekit's own small state, JSON-able, with no Grain-private fields
+    assert json.loads(json.dumps(state)) == {"position": 13, "source": repr(src)}
 
-    resumed = BatchIterator(BatchSource(toy_data(103), 10, seed=5), use_dataloader=load_engine)
+    resumed = BatchIterator(BatchSource(toy_data(103), 10, seed=5))
     resumed.set_state(state)
     for i in range(13, 40):
         assert_batches_equal(resumed.next_batch(), expected[i])

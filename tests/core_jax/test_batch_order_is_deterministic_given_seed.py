@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from _data_helpers import assert_batches_equal, toy_data
 
-from pipekit_train.jax.data import BatchIterator, BatchSource
+from pipekit_train.jax.data import BatchSource
 
 
 def test_same_seed_same_batches_and_the_documented_formula():
@@ -28,13 +28,3 @@ def test_different_seed_different_order_and_no_shuffle_is_identity():
     plain = BatchSource(data, 10, seed=1, shuffle=False)
     np.testing.assert_array_equal(plain[3]["y"], np.arange(30, 40))
     np.testing.assert_array_equal(plain[10]["y"], np.arange(0, 10))  # epoch 1 starts over
-
-
-def test_both_engines_yield_the_same_sequence():
-    src = BatchSource(toy_data(103), 10, seed=3)
-    direct = BatchIterator(src, use_dataloader=False)
-    loader = BatchIterator(src, use_dataloader=True)
-    for i in range(25):
-        expected = src[i]
-        assert_batches_equal(direct.next_batch(), expected)
-        assert_batches_equal(loader.next_batch(), expected)

@@ -11,9 +11,14 @@ from pipekit_train.jax.checkpoint import Checkpointer
 def test_async_save_commits_after_wait(tmp_path):
     it = data_iterator()
     it.next_batch()
-    big = make_state(5.0, width=200_000)  # a few MB so the write takes a moment
+    # ~28 MB: the background commit takes ~0.1 s here, the blocking part of save() ~0.04 s.
+    big = make_state(5.0, width=1_000_000)
     ck = Checkpointer(tmp_path, keep_last=2, fingerprint=FINGERPRINT, async_save=True)
-    assert ck.save(5, big, it, {"note": "async"})
+    assert ck.save(5, big, {"note": "async", "data": it.get_state()})
+    # save() has returned, but the step is not committed yet: only Orbax's temporary
+    # folder exists, the finalised `5/` does not.
+    assert not (tmp_path / "5").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("5.")], list(tmp_path.iterdir())
     expected = it.next_batch()  # moving on at once does not change what was saved
     it.next_batch()
     ck.wait()
@@ -22,13 +27,14 @@ def test_async_save_commits_after_wait(tmp_path):
 
     fresh = data_iterator()
     with Checkpointer(tmp_path, keep_last=2, fingerprint=FINGERPRINT) as ck2:
-        result = ck2.restore(template(width=200_000), fresh)
+        result = ck2.restore(template(width=1_000_000))
     assert result is not None and result.meta["note"] == "async"
     assert_state_equal(result.state, big)
+    fresh.set_state(result.meta["data"])
     np.testing.assert_array_equal(fresh.next_batch()["y"], expected["y"])
 
 
 def test_sync_mode_also_works(tmp_path):
     with Checkpointer(tmp_path, keep_last=1, fingerprint=FINGERPRINT, async_save=False) as ck:
-        ck.save(1, make_state(1.0), data_iterator(), {})
+        ck.save(1, make_state(1.0), {})
         assert (tmp_path / "1").is_dir()

@@ -14,7 +14,7 @@ def test_only_the_last_two_remain(tmp_path):
     with Checkpointer(tmp_path, keep_last=2, fingerprint=FINGERPRINT) as ck:
         for step in range(1, 6):
             it.next_batch()
-            ck.save(step, make_state(float(step)), it, {})
+            ck.save(step, make_state(float(step)), {})
         ck.wait()
         assert ck.all_steps() == [4, 5]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["4", "5"]
@@ -23,7 +23,7 @@ def test_only_the_last_two_remain(tmp_path):
 def test_none_keeps_everything_and_zero_is_refused(tmp_path):
     with Checkpointer(tmp_path / "a", keep_last=None, fingerprint=FINGERPRINT) as ck:
         for step in (1, 2, 3):
-            ck.save(step, make_state(float(step)), None, {})
+            ck.save(step, make_state(float(step)), {})
         ck.wait()
         assert ck.all_steps() == [1, 2, 3]
     with pytest.raises(ConfigError, match="keep_last"):

@@ -5,16 +5,14 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pytest
 from _ckpt_helpers import FINGERPRINT, assert_state_equal, data_iterator, make_state, template
 
 from pipekit_train.jax.checkpoint import Checkpointer
 from pipekit_train.jax.data import BatchIterator
 
 
-@pytest.mark.parametrize("use_dataloader", [False, True], ids=["direct", "dataloader"])
-def test_roundtrip(tmp_path, use_dataloader):
-    it = BatchIterator(data_iterator().source, use_dataloader=use_dataloader)
+def test_roundtrip(tmp_path):
+    it = BatchIterator(data_iterator().source)
     for _ in range(7):
         it.next_batch()
     state = make_state(3.0)
@@ -22,18 +20,21 @@ def test_roundtrip(tmp_path, use_dataloader):
         "metrics": {"loss": np.float32(0.25), "acc": 0.9},
         "best": {"loss": 0.2},
         "callbacks": [{"patience": 1}],
+        "data": it.get_state(),
     }
     with Checkpointer(tmp_path / "ck", keep_last=3, fingerprint=FINGERPRINT) as ck:
-        assert ck.save(7, state, it.grain_iterator, meta)
+        assert ck.save(7, state, meta)
         ck.wait()
         assert ck.latest_step() == 7 and ck.all_steps() == [7]
-        assert not ck.save(7, state, it, meta)  # an existing step is left alone
+        assert not ck.save(7, state, meta)  # an existing step is left alone
     expected_next = it.next_batch()
 
     with Checkpointer(tmp_path / "ck", keep_last=3, fingerprint=FINGERPRINT) as ck:
-        fresh = BatchIterator(data_iterator().source, use_dataloader=not use_dataloader)
-        result = ck.restore(template(), fresh.grain_iterator)
-    assert result is not None and result.step == 7
+        fresh = BatchIterator(data_iterator().source)
+        result = ck.restore(template())
+    assert result is not None
+    fresh.set_state(result.meta["data"])
+    assert result.step == 7
     assert_state_equal(result.state, state)
     assert result.meta["metrics"] == {"loss": 0.25, "acc": 0.9}
     assert result.meta["best"] == {"loss": 0.2} and result.meta["callbacks"] == [{"patience": 1}]
@@ -48,9 +49,25 @@ def test_roundtrip(tmp_path, use_dataloader):
 
 def test_empty_dir_is_a_fresh_start_and_state_only_checkpoints_work(tmp_path):
     with Checkpointer(tmp_path / "ck", keep_last=None, fingerprint=FINGERPRINT) as ck:
-        assert ck.restore(template(), data_iterator()) is None
-        ck.save(1, make_state(1.0), None, {})
+        assert ck.restore(template()) is None
+        ck.save(1, make_state(1.0), {})
         ck.wait()
-        result = ck.restore(template(), None)
+        result = ck.restore(template())
     assert result is not None and result.step == 1
     assert_state_equal(result.state, make_state(1.0))
+
+
+def test_trace_is_in_the_same_commit_and_comes_back_as_numpy(tmp_path):
+    trace = {"theta": np.arange(12, dtype=np.float32).reshape(6, 2), "mu": np.ones(6)}
+    with Checkpointer(tmp_path / "ck", keep_last=None, fingerprint=FINGERPRINT) as ck:
+        ck.save(6, make_state(6.0), {}, trace)
+        ck.wait()
+        result = ck.restore(template())
+    assert result is not None and result.trace is not None
+    assert sorted(result.trace) == ["mu", "theta"]
+    for name, value in trace.items():
+        assert isinstance(result.trace[name], np.ndarray)
+        np.testing.assert_array_equal(result.trace[name], value)
+        assert result.trace[name].dtype == value.dtype
+    items = {p.name for p in (tmp_path / "ck" / "6").iterdir() if p.is_dir()}
+    assert items == {"meta", "state", "trace"}  # one step folder, one commit

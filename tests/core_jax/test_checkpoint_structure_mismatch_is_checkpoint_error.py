@@ -12,26 +12,26 @@ from pipekit_train.jax.checkpoint import Checkpointer
 
 def test_shape_change_is_reported_and_the_checkpoint_kept(tmp_path):
     with Checkpointer(tmp_path, keep_last=2, fingerprint=FINGERPRINT) as ck:
-        ck.save(3, make_state(3.0, width=8), data_iterator(), {})
+        ck.save(3, make_state(3.0, width=8), {})
     it = data_iterator()
     with Checkpointer(tmp_path, keep_last=2, fingerprint=FINGERPRINT) as ck:
         with pytest.raises(
             CheckpointError, match=r"params\.w: shape \(3, 8\) in the checkpoint, \(3, 16\) now"
         ):
-            ck.restore(template(width=16), it)
+            ck.restore(template(width=16))
     assert (tmp_path / "3").is_dir() and not list(tmp_path.glob("*.corrupt"))
     assert it.position == 0
 
 
 def test_missing_and_extra_leaves_are_listed(tmp_path):
     with Checkpointer(tmp_path, keep_last=2, fingerprint=FINGERPRINT) as ck:
-        ck.save(3, make_state(3.0), None, {})
+        ck.save(3, make_state(3.0), {})
     tmpl = template()
     tmpl["params"]["extra"] = jax.ShapeDtypeStruct((2,), "float32")
     del tmpl["params"]["b"]
     with Checkpointer(tmp_path, keep_last=2, fingerprint=FINGERPRINT) as ck:
         with pytest.raises(CheckpointError) as info:
-            ck.restore(tmpl, None)
+            ck.restore(tmpl)
     assert "params.b: in the checkpoint, not in this run's state" in str(info.value)
     assert "params.extra: in this run's state, not in the checkpoint" in str(info.value)
     assert (tmp_path / "3").is_dir()

@@ -36,12 +36,14 @@ from pipekit_train.jax.checkpoint import Checkpointer
 
 ck = Checkpointer(sys.argv[1], keep_last=2, fingerprint=FINGERPRINT)
 it = data_iterator()
-result = ck.restore(template(width={WIDTH}), it)
+result = ck.restore(template(width={WIDTH}))
+if result is not None:
+    it.set_state(result.meta["data"])
 step = result.step + 1 if result else 1
 print("START", step, flush=True)
 while True:
     it.next_batch()
-    ck.save(step, make_state(float(step), width={WIDTH}), it, {{"step": step}})
+    ck.save(step, make_state(float(step), width={WIDTH}), {{"step": step, "data": it.get_state()}})
     print("SAVING", step, flush=True)
     step += 1
 """
@@ -81,12 +83,13 @@ def test_kill_at_several_points(tmp_path):
 
         it = data_iterator()
         with Checkpointer(tmp_path, keep_last=2, fingerprint=FINGERPRINT) as ck:
-            result = ck.restore(template(width=WIDTH), it)
+            result = ck.restore(template(width=WIDTH))
         assert result is not None, "no valid checkpoint after SIGKILL"
         # save(n) waits for save(n - 1) to commit, so "SAVING n" means n - 1 is durable
         assert seen[-1] - 1 <= result.step <= last_started
         assert result.meta["step"] == result.step
         assert_state_equal(result.state, make_state(float(result.step), width=WIDTH))
+        it.set_state(result.meta["data"])
         assert it.position == result.step
         np.testing.assert_array_equal(
             it.next_batch()["y"], data_iterator().source[result.step]["y"]

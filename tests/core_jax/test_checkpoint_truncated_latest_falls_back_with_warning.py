@@ -22,7 +22,13 @@ def _write_steps(directory, steps):
         for step in steps:
             while it.position < step:
                 it.next_batch()
-            ck.save(step, make_state(float(step), width=4096), it, {"step_note": step})
+            trace = {"draws": np.full((step, 3), float(step), np.float32)}
+            ck.save(
+                step,
+                make_state(float(step), width=4096),
+                {"step_note": step, "data": it.get_state()},
+                trace,
+            )
 
 
 def _truncate_largest_file(step_dir):
@@ -35,7 +41,7 @@ def _truncate_largest_file(step_dir):
 
 
 @pytest.mark.parametrize(
-    "damage", ["truncate-array-data", "garbage-meta", "garbage-data-state", "manifest-zeroed"]
+    "damage", ["truncate-array-data", "garbage-meta", "garbage-trace", "manifest-zeroed"]
 )
 def test_falls_back_to_previous_step(tmp_path, damage):
     _write_steps(tmp_path, [1, 2, 3])
@@ -44,8 +50,9 @@ def test_falls_back_to_previous_step(tmp_path, damage):
         _truncate_largest_file(bad)
     elif damage == "garbage-meta":
         (bad / "meta" / "metadata").write_text('{"fingerp')
-    elif damage == "garbage-data-state":
-        (bad / "data" / "process_0-of-1.json").write_text("{")
+    elif damage == "garbage-trace":
+        manifest = bad / "trace" / "manifest.ocdbt"
+        manifest.write_bytes(b"\0" * manifest.stat().st_size)
     else:
         manifest = bad / "state" / "manifest.ocdbt"
         manifest.write_bytes(b"\0" * manifest.stat().st_size)
@@ -53,9 +60,11 @@ def test_falls_back_to_previous_step(tmp_path, damage):
     it = data_iterator()
     ck = Checkpointer(tmp_path, keep_last=2, fingerprint=FINGERPRINT)
     with pytest.warns(UserWarning, match="step 3") as record:
-        result = ck.restore(template(width=4096), it)
+        result = ck.restore(template(width=4096))
     assert result is not None and result.step == 2
     assert_state_equal(result.state, make_state(2.0, width=4096))
+    np.testing.assert_array_equal(result.trace["draws"], np.full((2, 3), 2.0, np.float32))
+    it.set_state(result.meta["data"])
     np.testing.assert_array_equal(it.next_batch()["y"], it.source[2]["y"])
     assert any("3.corrupt" in str(w.message) for w in record)
     assert (
@@ -64,8 +73,8 @@ def test_falls_back_to_previous_step(tmp_path, damage):
     assert ck.all_steps() == [1, 2]
 
     # training continues: saving step 3 again (after falling back) works, keep_last applies
-    ck.save(3, make_state(3.5, width=4096), it, {})
-    ck.save(4, make_state(4.0, width=4096), it, {})
+    ck.save(3, make_state(3.5, width=4096), {})
+    ck.save(4, make_state(4.0, width=4096), {})
     ck.wait()
     assert ck.all_steps() == [3, 4]
     assert (tmp_path / "3.corrupt").is_dir()
@@ -80,7 +89,7 @@ def test_no_readable_step_left_means_fresh_start_with_warning(tmp_path):
     first = data_iterator().next_batch()
     with Checkpointer(tmp_path, keep_last=2, fingerprint=FINGERPRINT) as ck:
         with pytest.warns(UserWarning) as record:
-            assert ck.restore(template(width=4096), it) is None
+            assert ck.restore(template(width=4096)) is None
     messages = " ".join(str(w.message) for w in record)
     assert "step 2" in messages and "step 1" in messages and "starting from scratch" in messages
     assert sorted(os.listdir(tmp_path)) == ["1.corrupt", "2.corrupt"]

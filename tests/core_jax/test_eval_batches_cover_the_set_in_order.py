@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 from _data_helpers import toy_data
 
-from pipekit_train.jax.data import eval_batches, num_eval_batches
+from pipekit_train.jax.data import eval_batches
 
 
 def test_full_batches_then_one_partial():
     data = toy_data(23)
     batches = list(eval_batches(data, 10))
-    assert [len(b["y"]) for b in batches] == [10, 10, 3] and num_eval_batches(23, 10) == 3
+    assert [len(b["y"]) for b in batches] == [10, 10, 3]
     np.testing.assert_array_equal(np.concatenate([b["y"] for b in batches]), np.arange(23))
     np.testing.assert_array_equal(np.concatenate([b["x"] for b in batches]), data["x"])
 

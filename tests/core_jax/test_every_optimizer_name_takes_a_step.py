@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import optax
 import pytest
 
-from pipekit_train._optim_spec import OPTIMIZER_NAMES
 from pipekit_train.jax.optim import resolve_optimizer
+from pipekit_train.optimizers import OPTIMIZER_NAMES
 
 TARGET = jnp.array([[1.0, -2.0, 3.0], [0.5, 0.0, -1.0]])
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from _ckpt_helpers import FINGERPRINT, data_iterator, make_state
+from _ckpt_helpers import FINGERPRINT, make_state
 
 from pipekit_train.errors import CheckpointError
 from pipekit_train.jax.checkpoint import Checkpointer, inspect_checkpoints
@@ -12,9 +12,7 @@ from pipekit_train.jax.checkpoint import Checkpointer, inspect_checkpoints
 def test_inspect(tmp_path):
     with Checkpointer(tmp_path, keep_last=5, fingerprint=FINGERPRINT) as ck:
         for step in (1, 2, 3):
-            ck.save(
-                step, make_state(float(step)), data_iterator(), {"metrics": {"loss": 1.0 / step}}
-            )
+            ck.save(step, make_state(float(step)), {"metrics": {"loss": 1.0 / step}})
     (tmp_path / "2" / "meta" / "metadata").write_text("{")
     before = sorted(str(p) for p in tmp_path.rglob("*"))
     rows = inspect_checkpoints(tmp_path)

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from pipekit_train._optim_spec import SCHEDULES, parse_optimizer_config
 from pipekit_train.jax.optim import resolve_schedule
+from pipekit_train.optimizers import SCHEDULES, parse_optimizer_config
 
 MAX_STEPS = 100
 

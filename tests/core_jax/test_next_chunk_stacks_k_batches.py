@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from _data_helpers import toy_data
 
 from pipekit_train.jax.data import BatchIterator, BatchSource
 
 
-@pytest.mark.parametrize("use_dataloader", [False, True], ids=["direct", "dataloader"])
-def test_chunk_equals_consecutive_batches(use_dataloader):
+def test_chunk_equals_consecutive_batches():
     src = BatchSource(toy_data(103), 10, seed=2)
-    it = BatchIterator(src, use_dataloader=use_dataloader)
+    it = BatchIterator(src)
     it.next_batch()
     chunk = it.next_chunk(15)  # crosses an epoch boundary
     assert chunk["x"].shape == (15, 10, 3) and chunk["y"].shape == (15, 10)

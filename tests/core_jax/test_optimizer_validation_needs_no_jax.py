@@ -8,7 +8,7 @@ BLOCKED = ("jax", "jaxlib", "optax", "equinox", "numpy")
 def test_validation_runs_with_jax_blocked(python_without):
     result = python_without(
         """
-        from pipekit_train._optim_spec import validate_optimizer_config
+        from pipekit_train.optimizers import validate_optimizer_config
         from pipekit_train.errors import ConfigError
 
         validate_optimizer_config(

@@ -4,7 +4,7 @@ dict of arrays, ``(x, y)`` tuple, an indexable returning dicts, an indexable
 returning tuples, a plain list of records, and ``grain.MapDataset`` (from a
 source and from a ``map``) — all hold the same 64 rows, so with the same seed the
 data order, the batches and hence the final parameters are bit-identical.
-The run crosses epoch boundaries (4 batches per epoch, 12 steps) and has a
+The run crosses epoch boundaries (4 batches per epoch, 24 steps) and has a
 ``val_dataset`` in a different form from the training set.
 """
 
@@ -50,7 +50,7 @@ def _train(dataset):
     loop = tiny_loop(
         dataset=dataset,
         val_dataset=(VAL["x"], VAL["y"]),
-        max_steps=12,
+        max_steps=24,
         log_every_n_steps=6,
         eval_every_n_steps=6,
     )
@@ -66,12 +66,19 @@ def reference():
 def test_form_gives_the_same_bits_as_a_dict(reference, form):
     ref_op, ref_info = reference
     op, info = _train(FORMS[form]())
-    assert info["final_step"] == 12
+    assert info["final_step"] == 24
     assert_bit_identical(op, ref_op)
     assert info["final_metrics"] == ref_info["final_metrics"]
 
 
 def test_reference_learned_something(reference):
+    """Identical bits mean little if nothing was learned: the reference must have learned.
+
+    At chance the loss is log(3) = 1.0986 and the accuracy 1/3; the untrained model scores
+    val_loss 1.05 and val_accuracy 0.58 here, the trained one about 0.78 and 0.83.
+    """
     _, info = reference
-    assert info["final_metrics"]["val_accuracy"] > 0.4
-    assert info["final_metrics"]["loss"] < 1.1  # log(3) ~ 1.0986 at chance
+    metrics = info["final_metrics"]
+    assert metrics["loss"] < 0.85, metrics
+    assert metrics["val_loss"] < 0.9, metrics
+    assert metrics["val_accuracy"] >= 0.75, metrics

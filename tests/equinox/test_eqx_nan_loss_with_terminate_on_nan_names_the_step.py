@@ -34,8 +34,12 @@ def test_diverging_lr_names_the_first_nan_step(k):
 def test_nan_in_the_data_names_the_batch_that_holds_it(tmp_path):
     data = make_data(64)
     data["x"][40, 2] = np.nan  # row 40 is in batch 3 (rows 32..47) without shuffling
+    # Arrays with NaN are rejected before training (a DataError, see
+    # test_eqx_nan_in_data_is_data_error_before_compiling.py); a per-record source is not
+    # scanned up front, so its NaN reaches training and TerminateOnNaN names the step.
+    records = [(data["x"][i], data["y"][i]) for i in range(len(data["x"]))]
     loop = tiny_loop(
-        dataset=data,
+        dataset=records,
         callbacks=[TerminateOnNaN()],
         max_steps=8,
         log_every_n_steps=4,

@@ -2,8 +2,8 @@
 
 The CLI run is a real subprocess (``python -m pipekit_train.cli``) with the
 README's command shortened by ``--set max_steps=20`` and pointed at temporary
-folders; it must exit 0 and print the final test accuracy. The full-length run
-(the README's main command as it is) must reach a test accuracy of at least 0.97.
+folders; it must exit 0 and print the final val_dataset accuracy. The full-length run
+(the README's main command as it is) must reach a val_dataset accuracy of at least 0.97.
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ def test_cli_run_of_the_example(tmp_path):
     env = subprocess_env(PIPEKIT_TRAIN_COMPILATION_CACHE=str(tmp_path / "jax-cache"))
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "final test accuracy" in proc.stdout, proc.stdout
-    accuracy = float(proc.stdout.split("final test accuracy:")[1].split()[0])
+    assert "val_accuracy (on val_dataset):" in proc.stdout, proc.stdout
+    accuracy = float(proc.stdout.split("val_accuracy (on val_dataset):")[1].split()[0])
     assert 0.0 <= accuracy <= 1.0
 
     info = json.loads(info_json.read_text())
@@ -70,7 +70,7 @@ def test_cli_run_of_the_example(tmp_path):
 @pytest.mark.parametrize(
     "override, fragments",
     [
-        ("max_steps=0", ["TrainingLoop.max_steps", "positive integer"]),
+        ("max_steps=0", ["max_steps must be a positive integer", "--set max_steps=VALUE"]),
         ("optimizer_config.lr.warmup_steps=5", ["optimizer_config.lr", "warmup_steps"]),
         ("max_step=20", ["'max_step'", "did you mean 'max_steps'"]),
     ],
@@ -115,5 +115,5 @@ def test_readme_main_command_reaches_097_test_accuracy(tmp_path):
     env = subprocess_env(PIPEKIT_TRAIN_COMPILATION_CACHE=str(tmp_path / "jax-cache"))
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    accuracy = float(proc.stdout.split("final test accuracy:")[1].split()[0])
+    accuracy = float(proc.stdout.split("val_accuracy (on val_dataset):")[1].split()[0])
     assert accuracy >= 0.97, proc.stdout

@@ -41,10 +41,20 @@ class Callback:
     """Base class; override any subset of the hooks.
 
     ``state_dict`` / ``load_state_dict`` let a callback keep state across a
-    resume: the driver stores it in the checkpoint's metadata.
+    resume: the driver stores it in the checkpoint's metadata. ``reset`` runs at
+    the start of every run, before a checkpoint's state is loaded, so a loop that
+    is run twice does not carry one run's state into the next.
+
+    ``primary_only`` callbacks (progress, logging) run on process 0 alone in a
+    multi-process run. ``on_exception`` runs instead of ``on_run_end`` when the
+    run fails; the error is re-raised unchanged afterwards.
     """
 
     every_n_steps: int | None = None
+    primary_only: bool = False
+
+    def reset(self) -> None:
+        """Forget any state from a previous run (called at the start of each run)."""
 
     def on_run_start(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
         """Called once, after resume, before the first step."""
@@ -64,6 +74,11 @@ class Callback:
         self, loop: TrainingLoop, state: TrainerCarryState, info: dict[str, Any]
     ) -> None:
         """Called once when the run ends normally (also after an early stop)."""
+
+    def on_exception(
+        self, loop: TrainingLoop, state: TrainerCarryState, error: BaseException
+    ) -> None:
+        """Called once when the run ends with an error (teardown: close what you opened)."""
 
     def state_dict(self) -> dict[str, Any]:
         """JSON-able state to checkpoint; empty by default."""
@@ -107,8 +122,39 @@ class Checkpoint(Callback):
         return {"Checkpoint": {"every_n_steps": self.every_n_steps, "keep_last": self.keep_last}}
 
 
+def scalar(value: Any) -> float:
+    """A window entry as one float: itself, or the mean of a per-step array (chains)."""
+    if isinstance(value, (int, float)):
+        return float(value)
+    size = getattr(value, "size", None)
+    if size is not None and size != 1 and hasattr(value, "mean"):
+        return float(value.mean())
+    return float(value)
+
+
+def _bad_entries(value: Any) -> list[tuple[tuple[int, ...], float]]:
+    """``[(index, value)]`` of the non-finite elements of one window entry."""
+    if isinstance(value, (int, float)):
+        return [] if math.isfinite(value) else [((), float(value))]
+    if getattr(value, "shape", ()) == ():
+        v = float(value)
+        return [] if math.isfinite(v) else [((), v)]
+    import numpy as np
+
+    arr = np.asarray(value, dtype=float)
+    bad = np.argwhere(~np.isfinite(arr))
+    return [(tuple(int(i) for i in idx), float(arr[tuple(idx)])) for idx in bad]
+
+
 class LogToExperiment(Callback):
-    """Send training metrics (at log steps) and eval metrics to a ``MetricWriter``."""
+    """Send training metrics (at log steps) and eval metrics to a ``MetricWriter``.
+
+    A metric with extra axes (one value per chain) is written as its mean. Metrics
+    of a phase other than the run's last (counted) one, such as a sampler's
+    warmup, are written as ``"<phase>/<name>"``.
+    """
+
+    primary_only = True
 
     def __init__(self, writer: MetricWriter) -> None:
         for method in ("write", "flush", "close"):
@@ -124,7 +170,8 @@ class LogToExperiment(Callback):
     def on_step_end(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
         if state.step % loop.log_every_n_steps == 0 or state.step == loop.max_steps:
             if state.step != self._last_written and state.window_steps:
-                train = {k: float(v[-1]) for k, v in state.window.items()}
+                prefix = f"{state.phase}/" if state.phase != state.phases[-1] else ""
+                train = {f"{prefix}{k}": scalar(v[-1]) for k, v in state.window.items() if v}
                 self.writer.write(state.step, train)
                 self._last_written = state.step
 
@@ -137,6 +184,14 @@ class LogToExperiment(Callback):
         self, loop: TrainingLoop, state: TrainerCarryState, info: dict[str, Any]
     ) -> None:
         self.writer.flush()
+
+    def on_exception(
+        self, loop: TrainingLoop, state: TrainerCarryState, error: BaseException
+    ) -> None:
+        self.writer.flush()
+
+    def reset(self) -> None:
+        self._last_written = -1
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, LogToExperiment) and other.writer is self.writer
@@ -187,6 +242,9 @@ class EarlyStopping(Callback):
                 f"EarlyStopping.min_delta must be a finite number >= 0, got {self.min_delta!r}",
                 field="EarlyStopping.min_delta",
             )
+        self.reset()
+
+    def reset(self) -> None:
         self._best: float | None = None
         self._wait = 0
         self.stopped_at: int | None = None
@@ -213,8 +271,8 @@ class EarlyStopping(Callback):
 
     def on_step_end(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
         if not self.monitor.startswith("val_") and state.step % loop.log_every_n_steps == 0:
-            if self.monitor in state.window:
-                self._check(state, float(state.window[self.monitor][-1]))
+            if state.window.get(self.monitor):
+                self._check(state, scalar(state.window[self.monitor][-1]))
 
     def on_eval_end(
         self, loop: TrainingLoop, state: TrainerCarryState, metrics: dict[str, float]
@@ -244,8 +302,10 @@ class TerminateOnNaN(Callback):
     """Abort with ``TrainingError`` as soon as ``monitor`` is NaN or infinite.
 
     Every step is checked (through ``state.window``), so the error names the
-    first bad step even when steps are fused. The state after that step is not
-    checkpointed: the last good checkpoint stays the newest on disk.
+    first bad step even when steps are fused, and every element of a metric with
+    extra axes, so a NaN in one chain of four is caught and the chain is named.
+    The state after that step is not checkpointed: the last good checkpoint stays
+    the newest on disk.
     """
 
     monitor: str = "loss"
@@ -254,10 +314,19 @@ class TerminateOnNaN(Callback):
         values = state.window.get(self.monitor)
         if values is None:
             return
-        for step, value in zip(state.window_steps, values, strict=False):
-            if not math.isfinite(float(value)):
+        for step, value in zip(state.window_steps, values, strict=True):
+            bad = _bad_entries(value)
+            if bad:
+                index, number = bad[0]
+                where = f"at step {step}"
+                if index:
+                    where += (
+                        f", chain {index[0]}" if len(index) == 1 else f", element {list(index)}"
+                    )
+                    if len(bad) > 1:
+                        where += f" ({len(bad)} elements non-finite)"
                 raise TrainingError(
-                    f"TerminateOnNaN: {self.monitor} became {float(value)} at step {step}; "
+                    f"TerminateOnNaN: {self.monitor} became {number} {where}; "
                     "training stopped and no checkpoint of the bad state was written. "
                     "Lower optimizer_config.lr, add optimizer_config.clip_norm, or check "
                     "the data for NaN/inf values."
@@ -273,14 +342,15 @@ class ProgressBar(Callback):
 
     leave: bool = True
     _bar: Any = field(default=None, init=False, repr=False, compare=False)
+    primary_only = True
 
     def on_run_start(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
         from tqdm.auto import tqdm
 
         self._bar = tqdm(
-            total=loop.max_steps,
+            total=state.total_steps or loop.max_steps,
             initial=state.step,
-            desc=f"train[{loop.backend}]",
+            desc=f"{state.phase}[{loop.backend}]",
             leave=self.leave,
             file=sys.stderr,
             dynamic_ncols=True,
@@ -289,6 +359,7 @@ class ProgressBar(Callback):
     def on_step_end(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
         if self._bar is None:
             return
+        self._bar.set_description(f"{state.phase}[{loop.backend}]", refresh=False)
         self._bar.update(state.step - self._bar.n)
         shown = {k: v for k, v in state.metrics.items() if isinstance(v, float)}
         if shown:
@@ -299,6 +370,13 @@ class ProgressBar(Callback):
     ) -> None:
         if self._bar is not None:
             self._bar.update(state.step - self._bar.n)
+            self._bar.close()
+            self._bar = None
+
+    def on_exception(
+        self, loop: TrainingLoop, state: TrainerCarryState, error: BaseException
+    ) -> None:
+        if self._bar is not None:
             self._bar.close()
             self._bar = None
 

@@ -18,22 +18,28 @@ class TrainerCarryState:
     the host-side fields.
 
     Attributes:
-        step: number of optimisation steps completed so far.
+        step: number of steps completed so far, counted over every phase.
         rng: the run's base PRNG key (backend array type); step ``s`` draws its
             randomness from ``fold_in(rng, s)`` so that the stream does not
             depend on how steps are grouped into compiled calls.
         opt_state: the backend's device carry.
-        metrics: the last fetched training metrics (plain floats), plus the
-            latest evaluation metrics under ``val_`` names.
+        metrics: the last fetched training metrics (plain floats; a metric with
+            extra axes, such as one value per chain, is reduced to its mean here),
+            plus the latest evaluation metrics under ``val_`` names.
         window: per-step values of each training metric since the previous host
-            event, as 1-D sequences aligned with ``window_steps``; lets a
-            callback see every step even when several steps are fused into one
-            compiled call.
+            event: a list with one entry per step of ``window_steps``, each a float
+            or, for a metric with extra axes, a numpy array of that step's shape.
+            It lets a callback see every step even when several steps are fused.
         window_steps: the step numbers (1-based, after the step) of ``window``.
         best: best monitored values, kept by ``EarlyStopping`` and checkpointed.
         should_stop: set by a callback (or a signal) to end the run at the next
             host event.
         stop_reason: a short human-readable reason that goes into ``backend_info``.
+        phase: the name of the phase the latest step belongs to (``"train"`` for a
+            program without phases; e.g. ``"warmup"`` / ``"sampling"`` for samplers).
+        phases: the names of the program's phases in order; the last is the
+            counted one (training, or a sampler's draws).
+        total_steps: the steps the run is going for, over every phase.
     """
 
     step: int = 0
@@ -45,3 +51,6 @@ class TrainerCarryState:
     best: dict[str, Any] = field(default_factory=dict)
     should_stop: bool = False
     stop_reason: str | None = None
+    phase: str = "train"
+    phases: tuple[str, ...] = ("train",)
+    total_steps: int | None = None

@@ -6,12 +6,47 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .errors import PipekitError
+from .errors import CheckpointError, PipekitError
 
-__all__ = ["main"]
+__all__ = ["main", "build_parser", "default_compilation_cache_dir"]
+
+_DESCRIPTION = """\
+Train a TrainingLoop described in YAML on the backend it names, list the
+backends pipekit-train knows, or inspect a checkpoint directory."""
+
+_EPILOG = """\
+examples:
+  pipekit-train run examples/digits_mlp.yaml --set max_steps=3000
+  pipekit-train backends
+  pipekit-train inspect runs/digits_mlp/checkpoints"""
+
+_RUN_EPILOG = """\
+example:
+  pipekit-train run examples/digits_mlp.yaml --set backend_options.resume=force"""
+
+_BACKENDS_EPILOG = """\
+example:
+  pipekit-train backends"""
+
+_INSPECT_EPILOG = """\
+example:
+  pipekit-train inspect runs/digits_mlp/checkpoints --json"""
+
+
+def default_compilation_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/pipekit-train/jax``, or ``~/.cache/pipekit-train/jax``.
+
+    ``XDG_CACHE_HOME`` is honoured only when it is an absolute path, as the XDG
+    base-directory specification asks.
+    """
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+    return base / "pipekit-train" / "jax"
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -33,11 +68,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     loop = loop_from_dict(data, search_path)
     if not args.no_progress and not any(isinstance(c, ProgressBar) for c in loop.callbacks):
         loop.callbacks.append(ProgressBar())
-    if args.compilation_cache != "off":
-        loop.backend_options.setdefault("compilation_cache", args.compilation_cache)
+    cache = args.compilation_cache or str(default_compilation_cache_dir())
+    if cache != "off":
+        loop.backend_options.setdefault("compilation_cache", cache)
     print(f"pipekit-train: running {args.loop} on backend {loop.backend!r}", file=sys.stderr)
     op, info = loop.run()
-    _print_summary(info)
+    _print_summary(info, loop.checkpoint_dir)
     if args.save:
         op.save(args.save)
         print(f"saved trained model to {args.save}")
@@ -46,45 +82,69 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_summary(info: dict[str, Any]) -> None:
-    print(
-        f"backend: {info.get('backend')}  final_step: {info.get('final_step')}  "
-        f"resumed_from_step: {info.get('resumed_from_step')}"
-    )
+def _print_summary(info: dict[str, Any], checkpoint_dir: Any = None) -> None:
+    """Print the end-of-run summary from ``backend_info``."""
+    metrics = info.get("final_metrics") or {}
+    resumed, final = info.get("resumed_from_step"), info.get("final_step")
+    if resumed is not None and resumed == final:
+        where = f" in {checkpoint_dir}" if checkpoint_dir is not None else ""
+        shown = ", ".join(f"{k}={metrics[k]:.6g}" for k in sorted(metrics)) or "none recorded"
+        print(f"run already complete at step {final}{where}; no steps run. final metrics: {shown}")
+        print("(raise max_steps, or use a new checkpoint_dir, to train further)")
+        return
+    print(f"backend: {info.get('backend')}  final_step: {final}  resumed_from_step: {resumed}")
     if info.get("interrupted"):
         print(f"interrupted by {info['interrupted']}; checkpoint saved, rerun to resume")
     if info.get("total_seconds") is not None:
         print(f"wall time: {info['total_seconds']:.1f} s")
-    metrics = info.get("final_metrics") or {}
     if metrics:
         print("final metrics:")
         for key in sorted(metrics):
             print(f"  {key:>16}: {metrics[key]:.6g}")
     if "val_accuracy" in metrics:
-        print(f"final test accuracy: {metrics['val_accuracy']:.4f}")
+        print(f"val_accuracy (on val_dataset): {metrics['val_accuracy']:.4f}")
 
 
 def _cmd_backends(args: argparse.Namespace) -> int:
-    import importlib
-
-    from .registry import distribution_version, installed_backends
+    from .registry import backend_states, distribution_version
 
     print(f"pipekit-train-core {distribution_version('pipekit-train-core') or '(unknown)'}")
-    backends = installed_backends()
-    if not backends:
-        print("no backends installed (pip install pipekit-train-equinox, …)")
-        return 0
-    for backend in backends:
-        line = f"{backend.name:<14} {backend.distribution} {backend.version}"
-        try:
-            module = importlib.import_module(backend.module)
-            versions: dict[str, str] = getattr(module, "library_versions", lambda: {})()
-            if versions:
-                line += "  (" + ", ".join(f"{k} {v}" for k, v in versions.items()) + ")"
-        except ImportError as exc:
-            line += f"  [broken: {exc}]"
+    for b in backend_states():
+        if b.state == "installed":
+            line = f"{b.name:<14} installed: {b.distribution} {b.version}"
+            if b.libraries:
+                line += "  (" + ", ".join(f"{k} {v}" for k, v in b.libraries.items()) + ")"
+        elif b.state == "placeholder":
+            line = (
+                f"{b.name:<14} {b.distribution} {b.version} is installed "
+                "but provides no backend yet"
+            )
+        else:
+            line = f"{b.name:<14} not installed: {b.install_command}"
         print(line)
     return 0
+
+
+def _format_table(rows: list[dict[str, Any]]) -> str:
+    """``inspect`` rows as an aligned text table (one line per step folder)."""
+    header = ("step", "valid", "size", "metrics / error", "path")
+    lines = [header]
+    for r in rows:
+        meta = r.get("meta") or {}
+        metrics = meta.get("metrics") or {}
+        detail = r["error"] or ", ".join(
+            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+            for k, v in sorted(metrics.items())
+        )
+        size = f"{r['size_bytes'] / 1024:.1f} KiB"
+        lines.append((str(r["step"]), "yes" if r["valid"] else "NO", size, detail, r["path"]))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(line[:-1], widths, strict=True))
+        + "  "
+        + line[-1]
+        for line in lines
+    )
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
@@ -95,21 +155,48 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             "inspecting checkpoints needs the JAX extra: pip install 'pipekit-train-core[jax]'"
         ) from exc
     rows = inspect_checkpoints(args.directory)
+    if not rows:
+        raise CheckpointError(
+            f"no checkpoints in {args.directory}: expected step folders (such as "
+            f"{Path(args.directory) / '500'}) written by a TrainingLoop with this "
+            "checkpoint_dir. Is it the checkpoint_dir of a run that saved at least once?"
+        )
     if args.json:
         print(json.dumps(rows, indent=2, default=str))
-        return 0
-    if not rows:
-        print(f"no checkpoints in {args.directory}")
-        return 0
-    for row in rows:
-        print(json.dumps(row, default=str))
+    else:
+        print(_format_table(rows))
     return 0
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: every installed pipekit-train distribution and its version."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help=kwargs.get("help"))
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        found = {}
+        for dist in metadata.distributions():
+            name = dist.metadata["Name"] or ""
+            if name.lower().replace("_", "-").startswith("pipekit-train"):
+                found[name] = dist.version
+        print("\n".join(f"{k} {v}" for k, v in sorted(found.items())) or "pipekit-train (unknown)")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pipekit-train", description=__doc__)
+    """The argument parser of ``pipekit-train`` (plain-text help, one example per command)."""
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="pipekit-train", description=_DESCRIPTION, epilog=_EPILOG, formatter_class=raw
+    )
+    parser.add_argument(
+        "--version", action=_VersionAction, help="print the installed pipekit-train versions"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run a TrainingLoop YAML file")
+    run = sub.add_parser(
+        "run", help="run a TrainingLoop YAML file", epilog=_RUN_EPILOG, formatter_class=raw
+    )
     run.add_argument("loop", help="path of the TrainingLoop YAML")
     run.add_argument(
         "--set",
@@ -122,20 +209,38 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument(
         "--compilation-cache",
-        default=os.environ.get(
-            "PIPEKIT_TRAIN_COMPILATION_CACHE",
-            str(Path.home() / ".cache" / "pipekit-train" / "jax"),
-        ),
-        help="JAX persistent compilation cache folder, or 'off' (default: %(default)s)",
+        metavar="DIR|off",
+        default=os.environ.get("PIPEKIT_TRAIN_COMPILATION_CACHE"),
+        help="JAX persistent compilation cache folder, or 'off' (default: "
+        "$PIPEKIT_TRAIN_COMPILATION_CACHE, else $XDG_CACHE_HOME/pipekit-train/jax, "
+        "else ~/.cache/pipekit-train/jax)",
     )
     run.set_defaults(func=_cmd_run)
-    backends = sub.add_parser("backends", help="list installed backends and versions")
+    backends = sub.add_parser(
+        "backends",
+        help="list every known backend: installed (with versions) or how to install it",
+        epilog=_BACKENDS_EPILOG,
+        formatter_class=raw,
+    )
     backends.set_defaults(func=_cmd_backends)
-    inspect = sub.add_parser("inspect", help="list the checkpoints in a directory")
-    inspect.add_argument("directory")
-    inspect.add_argument("--json", action="store_true")
+    inspect = sub.add_parser(
+        "inspect",
+        help="list the checkpoints in a directory",
+        epilog=_INSPECT_EPILOG,
+        formatter_class=raw,
+    )
+    inspect.add_argument("directory", help="a TrainingLoop's checkpoint_dir")
+    inspect.add_argument("--json", action="store_true", help="print JSON instead of a table")
     inspect.set_defaults(func=_cmd_inspect)
     return parser
+
+
+def _error_text(exc: PipekitError) -> str:
+    """The message of ``exc`` with Python-API hints translated to CLI flags."""
+    from ._cli_hints import cli_message
+    from .config import _field_names
+
+    return cli_message(str(exc), frozenset(_field_names()))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -144,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except PipekitError as exc:
-        print(f"pipekit-train: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"pipekit-train: error: {type(exc).__name__}: {_error_text(exc)}", file=sys.stderr)
         return 2
 
 

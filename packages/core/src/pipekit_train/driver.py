@@ -1,62 +1,103 @@
 """The per-step driver shared by every per-step backend.
 
-The driver owns *cadence*: ``max_steps``, when to fetch and log metrics, when to
-evaluate and checkpoint, the callback order, early stopping, resume, and
-SIGTERM. A backend owns only its compiled step, handed over as a
-``StepProgram``. Equinox training steps, NumPyro SVI steps and BlackJAX draws
-all run through here.
+The driver owns *cadence*: the step budget, when to fetch and log metrics,
+when to evaluate and checkpoint, the callback order (through the
+:class:`~pipekit_train.runner.CallbackRunner`), early stopping, resume, phases,
+the trace of per-step outputs, and SIGTERM / Ctrl-C. A backend owns only its
+compiled step, handed over as a ``StepProgram`` (JAX backends build one with
+``pipekit_train.jax.program.build_program``). Equinox training steps, NumPyro
+SVI steps, MCMC draws and BlackJAX draws all run through here.
 
 Fusion: the driver asks the program to run ``k <= steps_per_call`` steps in one
 compiled call. Every host event (log, eval, checkpoint, a callback's
-``every_n_steps``, ``max_steps``) is a chunk boundary, so each event happens at
-its exact step whatever ``steps_per_call`` is, and step ``s`` draws its
+``every_n_steps``, a phase end, the last step) is a chunk boundary, so each event
+happens at its exact step whatever ``steps_per_call`` is, and step ``s`` draws its
 randomness from ``fold_in(rng, s)``: results do not depend on the chunking.
+
+Phases: a program may declare phases (``program.phases``, e.g. a sampler's
+``warmup`` then ``sampling``) that run one after the other through the same
+chunked, checkpointed loop; steps are counted over all phases, a phase end is
+always a boundary and a checkpoint, and ``state.phase`` names the current one.
+Without phases the run is one phase ``"train"`` of ``loop.max_steps`` steps.
+
+Trace: a program may return per-step *outputs* (draws) besides its metrics; the
+steps of phases with ``collect=True`` are kept in a host-side trace that is saved
+in the same atomic checkpoint as the state, restored with it, and returned in
+:class:`DriverResult`.
 
 Host events, in this order at a boundary step ``s`` (see docs/architecture.md):
 
-1. fetch the per-step metrics of the steps since the last event (one
-   device→host transfer), set ``state.window`` / ``state.metrics``;
+1. fetch the per-step metrics (and outputs) since the last event in one
+   device→host transfer; set ``state.window`` / ``state.metrics``;
 2. ``on_step_end`` of each callback (the metric writer's first);
 3. evaluation if due → ``on_eval_end``;
-4. checkpoint if due (or stopping, or final) → ``on_checkpoint``;
-5. stop if a callback set ``state.should_stop``, SIGTERM arrived, or ``s == max_steps``.
+4. checkpoint if due (cadence, phase end, stopping, or final) → ``on_checkpoint``;
+5. stop if a callback set ``state.should_stop``, a stop signal arrived, or ``s``
+   is the last step.
 
 A ``PipekitError`` from a callback (``TerminateOnNaN``) ends the run without
 checkpointing the bad state; pending asynchronous checkpoint writes are still
-finished, so nothing already committed is lost.
+finished, so nothing already committed is lost. On any error the callbacks'
+``on_exception`` teardown runs and the error is re-raised unchanged.
 """
 
 from __future__ import annotations
 
-import signal
-import threading
 import time
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .callbacks import Callback, Checkpoint, LogToExperiment
+from ._signals import StopSignals
+from .callbacks import scalar
 from .carry import TrainerCarryState
+from .runner import CallbackRunner, event_intervals, next_event_step
 
 if TYPE_CHECKING:
     from .loop import TrainingLoop
 
-__all__ = ["StepProgram", "BatchStream", "StepCheckpointer", "DriverResult", "run_driver"]
+__all__ = [
+    "Phase",
+    "StepProgram",
+    "BatchStream",
+    "StepCheckpointer",
+    "DriverResult",
+    "run_driver",
+    "next_event_step",
+]
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One phase of a program: ``steps`` steps named ``name``.
+
+    ``collect``: whether the per-step outputs of this phase go into the trace
+    (a sampler's draws: ``False`` for warmup, ``True`` for sampling).
+    """
+
+    name: str
+    steps: int
+    collect: bool = True
+
+    def __post_init__(self) -> None:
+        if isinstance(self.steps, bool) or not isinstance(self.steps, int) or self.steps < 0:
+            raise ValueError(f"Phase {self.name!r}: steps must be an integer >= 0")
 
 
 class StepProgram(Protocol):
     """What a backend hands to the driver: its compiled step and carry conversions.
 
     ``train_chunk`` runs ``num_steps`` steps starting after step ``step`` and
-    returns the new carry and a dict of per-step metric arrays with leading axis
-    ``num_steps`` (kept on the device; the driver fetches them at host events).
-    ``batches`` is ``None`` when the driver was given no data stream.
+    returns the new carry, a dict of per-step metrics with leading axis
+    ``num_steps`` (kept on the device; the driver fetches them at host events)
+    and, optionally, a third item: a dict of per-step outputs with the same
+    leading axis (the trace). ``batches`` is ``None`` without a data stream.
+    A program may also have ``phases`` (a sequence of :class:`Phase`).
     """
 
     def train_chunk(
         self, carry: Any, batches: Any, step: int, num_steps: int
-    ) -> tuple[Any, dict[str, Any]]: ...
+    ) -> tuple[Any, ...]: ...
 
     def evaluate(self, carry: Any) -> dict[str, float]: ...
 
@@ -70,20 +111,28 @@ class StepProgram(Protocol):
 
 
 class BatchStream(Protocol):
-    """A deterministic, checkpointable source of training batches."""
+    """A deterministic source of training batches whose position is a small JSON state."""
 
     def next_chunk(self, k: int) -> Any: ...
 
-    @property
-    def grain_iterator(self) -> Any: ...
+    def get_state(self) -> dict[str, Any]: ...
+
+    def set_state(self, state: dict[str, Any]) -> None: ...
 
 
 class StepCheckpointer(Protocol):
-    """The checkpoint glue (``pipekit_train.jax.checkpoint.Checkpointer``)."""
+    """The checkpoint glue (``pipekit_train.jax.checkpoint.Checkpointer``).
 
-    def restore(self, state_template: Any, data_iterator: Any) -> Any: ...
+    ``restore`` returns ``None`` (fresh start) or an object with ``step``,
+    ``state``, ``meta`` and ``trace``; ``save`` writes state, meta and trace as
+    one atomic checkpoint.
+    """
 
-    def save(self, step: int, state: Any, data_iterator: Any, meta: dict[str, Any]) -> Any: ...
+    def restore(self, state_template: Any) -> Any: ...
+
+    def save(
+        self, step: int, state: Any, meta: dict[str, Any], trace: dict[str, Any] | None = None
+    ) -> Any: ...
 
     def wait(self) -> None: ...
 
@@ -104,64 +153,7 @@ class DriverResult:
     train_seconds: float
     steps_run: int
     eval_metrics: dict[str, float] = field(default_factory=dict)
-
-
-class _SignalFlag:
-    """Turns SIGTERM into a flag the driver checks at every chunk boundary."""
-
-    def __init__(self) -> None:
-        self.received: str | None = None
-        self._previous: Any = None
-        self._installed = False
-
-    def __enter__(self) -> _SignalFlag:
-        if threading.current_thread() is threading.main_thread():
-            self._previous = signal.getsignal(signal.SIGTERM)
-            signal.signal(signal.SIGTERM, self._handle)
-            self._installed = True
-        return self
-
-    def _handle(self, signum: int, frame: Any) -> None:
-        self.received = signal.Signals(signum).name
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._installed:
-            signal.signal(signal.SIGTERM, self._previous)
-
-
-def _event_intervals(loop: TrainingLoop, callbacks: Sequence[Callback]) -> list[int]:
-    intervals = [loop.log_every_n_steps]
-    if loop.eval_every_n_steps:
-        intervals.append(loop.eval_every_n_steps)
-    ckpt = loop.checkpoint_callback
-    if ckpt is not None and loop.checkpoint_dir is not None:
-        intervals.append(ckpt.every_n_steps)
-    for cb in callbacks:
-        n = getattr(cb, "every_n_steps", None)
-        if n and not isinstance(cb, Checkpoint):
-            intervals.append(int(n))
-    return sorted(set(intervals))
-
-
-def next_event_step(step: int, intervals: Sequence[int], max_steps: int) -> int:
-    """The first step after ``step`` at which a host event is due."""
-    candidates = [(step // n + 1) * n for n in intervals]
-    return min([max_steps, *candidates])
-
-
-def _build_callbacks(loop: TrainingLoop, is_primary: bool) -> tuple[list[Callback], Any]:
-    callbacks: list[Callback] = []
-    writer = None
-    if loop.metric_writer is not None and is_primary:
-        from .writers import resolve_writer
-
-        writer = resolve_writer(loop.metric_writer)
-        callbacks.append(LogToExperiment(writer))
-    for cb in loop.callbacks:
-        if not is_primary and type(cb).__name__ in ("ProgressBar", "LogToExperiment"):
-            continue
-        callbacks.append(cb)
-    return callbacks, writer
+    trace: dict[str, Any] = field(default_factory=dict)
 
 
 def run_driver(
@@ -176,7 +168,9 @@ def run_driver(
     is_primary: bool = True,
     rng: Any = None,
 ) -> DriverResult:
-    """Run ``program`` from its (possibly resumed) carry to ``loop.max_steps``.
+    """Run ``program`` from its (possibly resumed) carry to the end of its last phase.
+
+    Without phases the run is ``loop.max_steps`` steps of one phase ``"train"``.
 
     Args:
         loop: the resolved loop (cadence fields, callbacks, writer).
@@ -191,167 +185,259 @@ def run_driver(
         rng: the run's base key, exposed to callbacks as ``state.rng``.
     """
     started = time.perf_counter()
-    callbacks, writer = _build_callbacks(loop, is_primary)
-    state = TrainerCarryState(step=0, rng=rng, opt_state=carry)
+    phases = _phases_of(program, loop)
+    total = sum(p.steps for p in phases)
+    ends = _phase_ends(phases)
+    state = TrainerCarryState(
+        step=0,
+        rng=rng,
+        opt_state=carry,
+        phases=tuple(p.name for p in phases),
+        total_steps=total,
+    )
+    state.phase = _phase_at(phases, 0).name
+    runner = CallbackRunner(loop, is_primary=is_primary)
+    trace = _Trace()
+    # Callbacks see the carry as the backend's pytree (e.g. the Equinox TrainState's
+    # arrays), not the program's flat list of leaves.
+    view = getattr(program, "tree", None) or (lambda c: c)
     resumed_from: int | None = None
-    data_iter = data.grain_iterator if data is not None else None
-
     try:
-        if checkpointer is not None:
-            restored = checkpointer.restore(program.checkpoint_template(carry), data_iter)
-            if restored is not None:
-                carry = program.carry_from_checkpoint(restored.state)
-                resumed_from = int(restored.step)
-                meta = restored.meta or {}
-                state.step = resumed_from
-                state.metrics = dict(meta.get("metrics", {}))
-                state.best = dict(meta.get("best", {}))
-                # Callback state is stored by position in ``loop.callbacks`` (not in the
-                # driver's list, which prepends the metric writer and drops progress and
-                # logging callbacks on non-primary processes), so it lands on the same
-                # callback on every process and whether or not a metric_writer is set.
-                saved_cbs = meta.get("callbacks", [])
-                for cb, saved in zip(loop.callbacks, saved_cbs, strict=False):
-                    if saved and isinstance(cb, Callback):
-                        cb.load_state_dict(saved)
-        state.opt_state = carry
-        # From loop.callbacks, not the per-process list: every process must place its
-        # chunk boundaries (and so its compiled calls) at the same steps.
-        user_callbacks = [c for c in loop.callbacks if isinstance(c, Callback)]
-        intervals = _event_intervals(loop, user_callbacks)
-        ckpt_cb = loop.checkpoint_callback if checkpointer is not None else None
-        for cb in callbacks:
-            cb.on_run_start(loop, state)
+        with runner.guard(state):
+            if checkpointer is not None:
+                restored = checkpointer.restore(program.checkpoint_template(carry))
+                if restored is not None:
+                    carry = program.carry_from_checkpoint(restored.state)
+                    resumed_from = int(restored.step)
+                    meta = restored.meta or {}
+                    state.step = resumed_from
+                    runner.restore(state, meta)
+                    if data is not None and meta.get("data") is not None:
+                        data.set_state(meta["data"])
+                    trace.load(getattr(restored, "trace", None))
+            state.opt_state = view(carry)
+            state.phase = _phase_at(phases, state.step).name
+            intervals = event_intervals(loop, checkpointing=checkpointer is not None)
+            ckpt_cb = loop.checkpoint_callback if checkpointer is not None else None
+            runner.run_start(state)
 
-        pending: list[tuple[int, int, dict[str, Any]]] = []
-        eval_metrics: dict[str, float] = {}
-        last_ckpt = resumed_from
-        train_started = time.perf_counter()
-        first_step = state.step
-        k_max = max(1, int(steps_per_call))
+            pending: list[tuple[int, int, bool, Any]] = []
+            eval_metrics: dict[str, float] = {}
+            last_ckpt = resumed_from
+            train_started = time.perf_counter()
+            first_step = state.step
+            k_max = max(1, int(steps_per_call))
 
-        with _SignalFlag() as sigterm:
-            while state.step < loop.max_steps:
-                boundary = next_event_step(state.step, intervals, loop.max_steps)
-                k = min(k_max, boundary - state.step)
-                batches = data.next_chunk(k) if data is not None else None
-                carry, metrics = program.train_chunk(carry, batches, state.step, k)
-                pending.append((state.step + 1, k, metrics))
-                state.step += k
-                if state.step != boundary and sigterm.received is None:
-                    continue
+            with StopSignals() as signals:
+                while state.step < total:
+                    phase = _phase_at(phases, state.step)
+                    boundary = min(
+                        next_event_step(state.step, intervals, total),
+                        next(e for e in ends if e > state.step),
+                    )
+                    k = min(k_max, boundary - state.step)
+                    batches = data.next_chunk(k) if data is not None else None
+                    out = program.train_chunk(carry, batches, state.step, k)
+                    carry = out[0]
+                    pending.append((state.step + 1, k, phase.collect, out[1:]))
+                    state.step += k
+                    if state.step != boundary and signals.received is None:
+                        continue
 
-                # 1. fetch the window's metrics in one transfer
-                state.opt_state = carry
-                _fetch_window(program, state, pending)
-                pending = []
-                final = state.step >= loop.max_steps
-                # 2. step-end callbacks
-                for cb in callbacks:
-                    cb.on_step_end(loop, state)
-                # 3. evaluation
-                eval_due = loop.val_dataset is not None and (
-                    final
-                    or (loop.eval_every_n_steps and state.step % loop.eval_every_n_steps == 0)
-                    or state.should_stop
-                )
-                if eval_due:
-                    eval_metrics = {
-                        f"val_{k2}": float(v) for k2, v in program.evaluate(carry).items()
-                    }
-                    state.metrics.update(eval_metrics)
-                    for cb in callbacks:
-                        cb.on_eval_end(loop, state, eval_metrics)
-                if sigterm.received is not None and not state.should_stop:
-                    state.should_stop = True
-                    state.stop_reason = f"{sigterm.received}: checkpointed and stopped"
-                # 4. checkpoint
-                if (
-                    ckpt_cb is not None
-                    and checkpointer is not None
-                    and (state.step % ckpt_cb.every_n_steps == 0 or final or state.should_stop)
-                ):
-                    meta = {
-                        "step": state.step,
-                        "fingerprint": fingerprint or {},
-                        "metrics": _json_floats(state.metrics),
-                        "best": _json_floats(state.best),
-                        "callbacks": [
-                            cb.state_dict() if isinstance(cb, Callback) else {}
-                            for cb in loop.callbacks
-                        ],
-                    }
-                    checkpointer.save(state.step, program.checkpoint_state(carry), data_iter, meta)
-                    last_ckpt = state.step
-                    for cb in callbacks:
-                        cb.on_checkpoint(loop, state, state.step)
-                # 5. stop
-                if state.should_stop:
-                    break
-        train_seconds = time.perf_counter() - train_started
-        if checkpointer is not None:
-            checkpointer.wait()
-        state.opt_state = carry
-        info = {
-            "final_step": state.step,
-            "resumed_from_step": resumed_from,
-            "last_checkpoint_step": last_ckpt,
-        }
-        for cb in callbacks:
-            cb.on_run_end(loop, state, info)
-        return DriverResult(
-            carry=carry,
-            state=state,
-            resumed_from_step=resumed_from,
-            final_step=state.step,
-            stop_reason=state.stop_reason,
-            interrupted=sigterm.received,
-            total_seconds=time.perf_counter() - started,
-            train_seconds=train_seconds,
-            steps_run=state.step - first_step,
-            eval_metrics=eval_metrics,
-        )
+                    # 1. fetch the window's metrics (and outputs) in one transfer
+                    state.opt_state = view(carry)
+                    state.phase = phase.name
+                    _fetch_window(program, state, pending, trace)
+                    pending = []
+                    final = state.step >= total
+                    # 2. step-end callbacks
+                    runner.step_end(state)
+                    # 3. evaluation
+                    eval_due = loop.val_dataset is not None and (
+                        final
+                        or (loop.eval_every_n_steps and state.step % loop.eval_every_n_steps == 0)
+                        or state.should_stop
+                    )
+                    if eval_due:
+                        eval_metrics = {
+                            f"val_{k2}": float(v) for k2, v in program.evaluate(carry).items()
+                        }
+                        runner.eval_end(state, eval_metrics)
+                    if signals.received is not None and not state.should_stop:
+                        state.should_stop = True
+                        state.stop_reason = f"{signals.received}: checkpointed and stopped"
+                    # 4. checkpoint
+                    if (
+                        ckpt_cb is not None
+                        and checkpointer is not None
+                        and (
+                            state.step % ckpt_cb.every_n_steps == 0
+                            or final
+                            or state.should_stop
+                            or state.step in ends
+                        )
+                    ):
+                        meta = runner.checkpoint_meta(state)
+                        meta["phase"] = state.phase
+                        meta["fingerprint"] = fingerprint or {}
+                        if data is not None:
+                            meta["data"] = data.get_state()
+                        checkpointer.save(
+                            state.step,
+                            program.checkpoint_state(carry),
+                            meta,
+                            trace.arrays() if trace else None,
+                        )
+                        last_ckpt = state.step
+                        runner.checkpoint_done(state, state.step)
+                    # 5. stop
+                    if state.should_stop:
+                        break
+            train_seconds = time.perf_counter() - train_started
+            if checkpointer is not None:
+                checkpointer.wait()
+            state.opt_state = view(carry)
+            info = {
+                "final_step": state.step,
+                "resumed_from_step": resumed_from,
+                "last_checkpoint_step": last_ckpt,
+            }
+            runner.run_end(state, info)
+            return DriverResult(
+                carry=carry,
+                state=state,
+                resumed_from_step=resumed_from,
+                final_step=state.step,
+                stop_reason=state.stop_reason,
+                interrupted=signals.received,
+                total_seconds=time.perf_counter() - started,
+                train_seconds=train_seconds,
+                steps_run=state.step - first_step,
+                eval_metrics=eval_metrics,
+                trace=trace.arrays() if trace else {},
+            )
     finally:
         if checkpointer is not None:
             try:
                 checkpointer.wait()
             finally:
                 checkpointer.close()
-        if writer is not None:
-            writer.close()
+
+
+def _phases_of(program: Any, loop: TrainingLoop) -> list[Phase]:
+    phases = list(getattr(program, "phases", None) or [])
+    if not phases:
+        return [Phase("train", int(loop.max_steps), collect=True)]
+    return phases
+
+
+def _phase_ends(phases: Sequence[Phase]) -> list[int]:
+    ends, total = [], 0
+    for p in phases:
+        total += p.steps
+        ends.append(total)
+    return ends
+
+
+def _phase_at(phases: Sequence[Phase], step: int) -> Phase:
+    """The phase that step ``step + 1`` belongs to (the last phase once all are done)."""
+    total = 0
+    for p in phases:
+        total += p.steps
+        if step < total:
+            return p
+    return phases[-1]
+
+
+def _per_step(name: str, values: Any, k: int) -> list[Any]:
+    """One entry per step of a chunk's metric: floats, or arrays for extra axes."""
+    if hasattr(values, "shape"):
+        if values.ndim == 0:
+            seq: list[Any] = [float(values)]
+        elif values.ndim == 1:
+            seq = values.tolist()
+        else:
+            seq = list(values)
+    elif isinstance(values, (list, tuple)):  # a pure-Python program's per-step values
+        seq = list(values)
+    else:
+        seq = [float(values)]
+    if len(seq) != k:
+        raise ValueError(
+            f"the step program returned metric {name!r} with {len(seq)} entries for a chunk "
+            f"of {k} steps; per-step metrics need a leading axis of length {k}"
+        )
+    return seq
 
 
 def _fetch_window(
-    program: StepProgram, state: TrainerCarryState, pending: list[tuple[int, int, dict[str, Any]]]
+    program: StepProgram,
+    state: TrainerCarryState,
+    pending: list[tuple[int, int, bool, Any]],
+    trace: _Trace,
 ) -> None:
-    """Fetch all per-step metrics since the last event in one transfer."""
+    """Fetch all per-step metrics (and outputs) since the last event in one transfer."""
     if not pending:
         return
-    host = program.fetch([m for _, _, m in pending])
-    window: dict[str, list[float]] = {}
+    host = program.fetch([rest for _, _, _, rest in pending])
+    window: dict[str, list[Any]] = {}
     steps: list[int] = []
-    for (first, k, _), values in zip(pending, host, strict=True):
+    for (first, k, collect, _), rest in zip(pending, host, strict=True):
         steps.extend(range(first, first + k))
-        for name, arr in values.items():
-            if hasattr(arr, "reshape"):
-                seq = list(arr.reshape(-1))
-            elif isinstance(arr, (list, tuple)):  # a pure-Python program's per-step values
-                seq = list(arr)
-            else:
-                seq = [arr]
-            window.setdefault(name, []).extend(float(v) for v in seq)
+        metrics = rest[0]
+        for name, arr in metrics.items():
+            window.setdefault(name, []).extend(_per_step(name, arr, k))
+        if len(rest) > 1 and collect and rest[1]:
+            trace.append(rest[1], k)
     state.window = window
     state.window_steps = steps
     for name, seq in window.items():
         if seq:
-            state.metrics[name] = seq[-1]
+            state.metrics[name] = scalar(seq[-1])
 
 
-def _json_floats(values: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in values.items():
-        try:
-            out[key] = float(value) if value is not None else None
-        except (TypeError, ValueError):
-            warnings.warn(f"metric {key!r} is not a number; not checkpointed", stacklevel=2)
-    return out
+class _Trace:
+    """The per-step outputs of the collecting phases, on the host, chunk by chunk.
+
+    Chunks are concatenated only when a checkpoint or the result needs them.
+    """
+
+    def __init__(self) -> None:
+        self._chunks: dict[str, list[Any]] = {}
+        self.length = 0
+
+    def __bool__(self) -> bool:
+        return bool(self._chunks)
+
+    def append(self, outputs: dict[str, Any], k: int) -> None:
+        for name, value in outputs.items():
+            n = len(value)
+            if n != k:
+                raise ValueError(
+                    f"the step program returned output {name!r} with {n} entries for a chunk "
+                    f"of {k} steps"
+                )
+            self._chunks.setdefault(name, []).append(value)
+        self.length += k
+
+    def load(self, saved: dict[str, Any] | None) -> None:
+        self._chunks = {}
+        self.length = 0
+        if saved:
+            lengths = {len(v) for v in saved.values()}
+            self._chunks = {name: [value] for name, value in saved.items()}
+            self.length = lengths.pop() if len(lengths) == 1 else 0
+
+    def arrays(self) -> dict[str, Any]:
+        """Each output's steps so far as one array (or list, for pure-Python programs)."""
+        out: dict[str, Any] = {}
+        for name, chunks in self._chunks.items():
+            if len(chunks) > 1 and hasattr(chunks[0], "shape"):
+                import numpy as np
+
+                merged = np.concatenate([np.asarray(c) for c in chunks])
+                self._chunks[name] = [merged]
+            elif len(chunks) > 1:
+                self._chunks[name] = [[v for c in chunks for v in c]]
+            out[name] = self._chunks[name][0]
+        return out

@@ -58,6 +58,17 @@ class TrainingError(PipekitError):
 
 
 def closest(name: str, valid: Iterable[str]) -> str:
-    """Return a ``" (did you mean 'x'?)"`` hint for ``name`` or an empty string."""
-    match = difflib.get_close_matches(name, list(valid), n=1, cutoff=0.5)
-    return f" (did you mean {match[0]!r}?)" if match else ""
+    """Return a ``" (did you mean 'x'?)"`` hint for ``name`` or an empty string.
+
+    Case-insensitive: ``"adamW"`` suggests ``'adamw'`` (not ``'adam'``), and the
+    suggestion is spelled as in ``valid``.
+    """
+    options = list(valid)
+    by_lower: dict[str, str] = {}
+    for option in options:
+        by_lower.setdefault(option.lower(), option)
+    key = str(name).lower()
+    if key in by_lower and by_lower[key] != name:
+        return f" (did you mean {by_lower[key]!r}?)"
+    match = difflib.get_close_matches(key, list(by_lower), n=1, cutoff=0.5)
+    return f" (did you mean {by_lower[match[0]]!r}?)" if match else ""

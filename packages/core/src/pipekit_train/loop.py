@@ -16,7 +16,7 @@ from typing import Any
 from ._refs import FactoryRef
 from .callbacks import Callback, Checkpoint
 from .errors import ConfigError
-from .losses import LOSS_NAMES
+from .losses import validate_loss
 from .registry import check_backend_name, load_backend
 
 __all__ = ["TrainingLoop", "DEFAULT_OPTIMIZER"]
@@ -119,25 +119,8 @@ class TrainingLoop:
                 "callable) or task=",
                 field="loss",
             )
-        if isinstance(self.loss, str):
-            if self.loss not in LOSS_NAMES:
-                from .errors import closest
-
-                raise ConfigError(
-                    f"TrainingLoop.loss={self.loss!r} is not a known loss name; known: "
-                    f"{', '.join(sorted(LOSS_NAMES))}"
-                    + closest(self.loss, LOSS_NAMES)
-                    + ". A custom loss is a callable (pred, target) -> scalar.",
-                    field="loss",
-                )
-        elif self.loss is not None and not (
-            callable(self.loss) or isinstance(self.loss, FactoryRef)
-        ):
-            raise ConfigError(
-                f"TrainingLoop.loss must be a loss name or a callable, got "
-                f"{type(self.loss).__name__}",
-                field="loss",
-            )
+        if self.loss is not None and not isinstance(self.loss, FactoryRef):
+            validate_loss(self.loss, field="TrainingLoop.loss", error_field="loss")
         _positive_int(self.batch_size, "batch_size")
         _positive_int(self.max_steps, "max_steps")
         _positive_int(self.log_every_n_steps, "log_every_n_steps")
@@ -158,7 +141,7 @@ class TrainingLoop:
                 field="optimizer_config",
             )
         self.optimizer_config = dict(self.optimizer_config)
-        from ._optim_spec import validate_optimizer_config
+        from .optimizers import validate_optimizer_config
 
         validate_optimizer_config(self.optimizer_config, max_steps=self.max_steps)
         self._validate_callbacks()

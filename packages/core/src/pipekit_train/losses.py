@@ -68,26 +68,39 @@ def is_classification(name: Any) -> bool:
     return isinstance(name, str) and name in CLASSIFICATION_LOSSES
 
 
-def unknown_loss_error(name: str, field: str = "TrainingLoop.loss") -> ConfigError:
-    """The :class:`ConfigError` for a loss name that is not in :data:`LOSS_NAMES`."""
+def unknown_loss_error(
+    name: str, field: str = "TrainingLoop.loss", *, error_field: str | None = None
+) -> ConfigError:
+    """The :class:`ConfigError` for a loss name that is not in :data:`LOSS_NAMES`.
+
+    The hint maps names from other libraries (``"bce"``, ``"mean_squared_error"``,
+    any case) to ours first, then falls back to the closest name, case-insensitively.
+    ``error_field`` is the ``ConfigError.field`` to set (default: ``field``).
+    """
     foreign = _FOREIGN_NAMES.get(name.lower()) if isinstance(name, str) else None
     hint = f" (did you mean {foreign!r}?)" if foreign else closest(name, LOSS_NAMES)
     return ConfigError(
         f"{field}: unknown loss {name!r}{hint}; valid names: {', '.join(LOSS_NAMES)}, "
         f"or a callable (pred, target) -> scalar",
-        field=field,
+        field=error_field or field,
     )
 
 
-def validate_loss(loss: Any, *, field: str = "TrainingLoop.loss") -> None:
-    """Raise :class:`ConfigError` unless ``loss`` is a known name or a callable."""
+def validate_loss(
+    loss: Any, *, field: str = "TrainingLoop.loss", error_field: str | None = None
+) -> None:
+    """Raise :class:`ConfigError` unless ``loss`` is a known name or a callable.
+
+    The one check of loss names: ``TrainingLoop`` construction and every backend's
+    resolution go through it, so they accept and suggest the same names.
+    """
     if isinstance(loss, str):
         if loss not in LOSS_NAMES:
-            raise unknown_loss_error(loss, field)
+            raise unknown_loss_error(loss, field, error_field=error_field)
         return
     if not callable(loss):
         raise ConfigError(
             f"{field} must be a loss name ({', '.join(LOSS_NAMES)}) or a callable "
             f"(pred, target) -> scalar, got {type(loss).__name__}",
-            field=field,
+            field=error_field or field,
         )

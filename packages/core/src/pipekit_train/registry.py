@@ -9,7 +9,8 @@ through ``load_backend``.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from importlib import metadata
 from types import ModuleType
 
@@ -19,6 +20,8 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "KNOWN_BACKENDS",
     "BackendInfo",
+    "BackendState",
+    "backend_states",
     "installed_backends",
     "known_backend_names",
     "load_backend",
@@ -114,3 +117,104 @@ def distribution_version(name: str) -> str | None:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return None
+
+
+@dataclass(frozen=True)
+class BackendState:
+    """What ``pipekit-train backends`` reports for one backend name.
+
+    ``state`` is ``"installed"`` (an entry point registers it), ``"placeholder"``
+    (its distribution is installed but registers no backend yet) or
+    ``"not installed"``; ``libraries`` maps each third-party library the
+    distribution depends on (directly or through pipekit distributions and their
+    extras; core's own pure-Python dependencies left out) to its installed version.
+    """
+
+    name: str
+    state: str
+    distribution: str | None
+    version: str | None
+    libraries: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def install_command(self) -> str:
+        """The ``pip install`` line that provides this backend."""
+        return f"pip install {self.distribution or KNOWN_BACKENDS.get(self.name, self.name)}"
+
+
+_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?")
+_EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _library_versions(distribution: str) -> dict[str, str]:
+    """Installed versions of the third-party libraries ``distribution`` runs on.
+
+    Read from ``Requires-Dist`` metadata only (nothing is imported): pipekit
+    distributions are followed, with the extras they are required with, and
+    every other requirement is reported by its installed version.
+    """
+    found: dict[str, str] = {}
+    seen: set[tuple[str, frozenset[str]]] = set()
+    todo: list[tuple[str, frozenset[str]]] = [(distribution, frozenset())]
+    while todo:
+        name, extras = todo.pop()
+        if (name, extras) in seen:
+            continue
+        seen.add((name, extras))
+        try:
+            requires = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        for line in requires:
+            spec, _, marker = line.partition(";")
+            extra = _EXTRA_MARKER.search(marker)
+            if extra is not None and extra.group(1) not in extras:
+                continue
+            if extra is None and name == "pipekit-train-core":
+                continue  # core's own pure-Python dependencies are not a backend's libraries
+            match = _REQUIREMENT.match(spec)
+            if match is None:
+                continue
+            req = _canonical(match.group(1))
+            wanted = frozenset(e.strip() for e in (match.group(2) or "").split(",") if e.strip())
+            if req.startswith("pipekit-train"):
+                todo.append((req, wanted))
+            elif req not in found:
+                version = distribution_version(req)
+                if version is not None:
+                    found[req] = version
+    return dict(sorted(found.items()))
+
+
+def backend_states() -> list[BackendState]:
+    """Every backend pipekit-train knows (plus third-party ones), with its install state.
+
+    Reads entry points and distribution metadata only, so it imports no backend
+    and no array library.
+    """
+    registered = {ep.name: ep for ep in _entry_points()}
+    states: list[BackendState] = []
+    for name in sorted(set(KNOWN_BACKENDS) | set(registered)):
+        ep = registered.get(name)
+        if ep is not None:
+            dist = getattr(ep, "dist", None)
+            dist_name = dist.metadata["Name"] if dist is not None else None
+            states.append(
+                BackendState(
+                    name,
+                    "installed",
+                    dist_name,
+                    dist.version if dist is not None else None,
+                    _library_versions(dist_name) if dist_name else {},
+                )
+            )
+            continue
+        dist_name = KNOWN_BACKENDS[name]
+        version = distribution_version(dist_name)
+        state = "placeholder" if version is not None else "not installed"
+        states.append(BackendState(name, state, dist_name, version))
+    return states

@@ -6,11 +6,14 @@ from its submodule on first access:
 - ``JaxModelOp`` (``.ops``) — the Operator over an Equinox module;
 - ``resolve_optimizer``, ``current_learning_rate``, ``validate_optimizer_config``
   (``.optim``) — ``optimizer_config`` → optax;
-- ``resolve_loss``, ``check_scalar_loss``, ``is_classification`` (``.losses``) —
+- ``resolve_loss``, ``is_classification`` (``.losses``) —
   the JAX implementations of the loss names;
 - ``BatchSource``, ``BatchIterator``, ``normalize_dataset``, ``eval_batches``
   (``.data``) — the deterministic, checkpointable batch source;
 - ``Checkpointer``, ``inspect_checkpoints`` (``.checkpoint``) — the Orbax glue;
+- ``build_program``, ``Program``, ``Phase`` (``.program``) — a backend's pure
+  step → the driver's fused, donated, key-folded compiled calls;
+- ``tree_structure_digest`` (``.structure``) — the resume guard's model digest;
 - ``enable_compilation_cache`` (``.compile_cache``).
 """
 
@@ -25,7 +28,6 @@ _LAZY: dict[str, str] = {
     "current_learning_rate": "optim",
     "validate_optimizer_config": "optim",
     "resolve_loss": "losses",
-    "check_scalar_loss": "losses",
     "is_classification": "losses",
     "BatchSource": "data",
     "BatchIterator": "data",
@@ -34,6 +36,10 @@ _LAZY: dict[str, str] = {
     "Checkpointer": "checkpoint",
     "inspect_checkpoints": "checkpoint",
     "enable_compilation_cache": "compile_cache",
+    "build_program": "program",
+    "Program": "program",
+    "Phase": "program",
+    "tree_structure_digest": "structure",
 }
 
 __all__ = sorted(_LAZY)

@@ -28,14 +28,6 @@ def missing_jax_extra(exc: ImportError) -> BackendNotInstalledError:
     )
 
 
-def require_jax_extra(module: str) -> ModuleType:
-    """Import ``module`` (``"jax"``, ``"optax"``, …) or explain how to install it."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise missing_jax_extra(exc) from exc
-
-
 def require_equinox() -> ModuleType:
     """Import equinox or explain that it comes with ``pipekit-train-equinox``."""
     try:

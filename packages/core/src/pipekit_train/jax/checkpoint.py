@@ -1,14 +1,16 @@
 """Orbax glue: one atomic checkpoint per step, a resume guard, and fault handling.
 
-Each step is ONE Orbax composite checkpoint with three items, committed together
-by Orbax's tmp-dir + rename protocol (a SIGKILL at any moment leaves the last
-committed step intact; nothing is written outside that commit):
+Each step is ONE Orbax composite checkpoint with up to three items, committed
+together by Orbax's tmp-dir + rename protocol (a SIGKILL at any moment leaves the
+last committed step intact; nothing is written outside that commit):
 
 - ``state``: the pytree of jax arrays (model, optimiser state, step, RNG key),
   restored sharding-aware onto the caller's template, which may be sharded
   differently from the run that saved it;
-- ``data``: the Grain iterator state (``grain.checkpoint.CheckpointSave``);
-- ``meta``: a JSON dict (fingerprint, step, metrics, best values, callback state).
+- ``meta``: a JSON dict (fingerprint, step, phase, metrics, best values,
+  callback state, and the data iterator's position);
+- ``trace`` (when the program emits per-step outputs, e.g. draws): a dict of
+  host numpy arrays with one row per collected step, restored as numpy.
 
 Why the extra machinery around ``ocp.CheckpointManager``: a resume must refuse a
 checkpoint of a different run (fingerprint guard), must survive a corrupted or
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from pipekit_train.errors import BackendNotInstalledError, CheckpointError, ConfigError
+from pipekit_train.fingerprint import OVERRIDE_HINT, check_fingerprint, fingerprint_diff
 
 __all__ = [
     "RESUME_MODES",
@@ -40,20 +43,17 @@ __all__ = [
 ]
 
 RESUME_MODES = ("auto", "never", "force")
-_MISSING = "<missing>"
-_OVERRIDE_HINT = (
-    'To resume anyway pass backend_options={"resume": "force"}; to start fresh and move the '
-    'old checkpoints aside pass backend_options={"resume": "never"}; or use a new checkpoint_dir.'
-)
+_OVERRIDE_HINT = OVERRIDE_HINT
 
 
 @dataclass(frozen=True)
 class RestoreResult:
-    """What :meth:`Checkpointer.restore` found: the step, the restored state and its meta."""
+    """What :meth:`Checkpointer.restore` found: the step, state, meta and trace."""
 
     step: int
     state: Any
     meta: dict[str, Any]
+    trace: dict[str, Any] | None = None
 
 
 def _jsonable(value: Any) -> Any:
@@ -67,20 +67,6 @@ def _jsonable(value: Any) -> Any:
     if hasattr(value, "tolist"):  # numpy / jax arrays and scalars
         return _jsonable(value.tolist())
     return str(value)
-
-
-def fingerprint_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
-    """Fields whose values differ between two fingerprints: ``{field: (old, new)}``.
-
-    Values are compared in their JSON form (tuples equal lists); a field present on
-    one side only maps to ``"<missing>"`` on the other.
-    """
-    a, b = _jsonable(dict(old)), _jsonable(dict(new))
-    return {
-        k: (a.get(k, _MISSING), b.get(k, _MISSING))
-        for k in sorted(set(a) | set(b))
-        if a.get(k, _MISSING) != b.get(k, _MISSING)
-    }
 
 
 def _ensure_writable(directory: Path) -> None:
@@ -134,7 +120,7 @@ class _Corrupt(Exception):
 
 
 class Checkpointer:
-    """One atomic Orbax checkpoint per step: ``state`` + Grain ``data`` + JSON ``meta``.
+    """One atomic Orbax checkpoint per step: ``state`` + JSON ``meta`` (+ ``trace``).
 
     ``keep_last`` (``None`` keeps all) is Orbax's ``max_to_keep``: old steps are
     only deleted after a newer one has committed, so at least one valid step
@@ -175,7 +161,6 @@ class Checkpointer:
 
     def _make_manager(self) -> Any:
         try:
-            import grain
             import orbax.checkpoint as ocp
         except ImportError as e:
             raise BackendNotInstalledError(
@@ -196,8 +181,8 @@ class Checkpointer:
             options=options,
             item_handlers={
                 "state": ocp.StandardCheckpointHandler(),
-                "data": grain.checkpoint.CheckpointHandler(),
                 "meta": ocp.JsonCheckpointHandler(),
+                "trace": ocp.PyTreeCheckpointHandler(),
             },
         )
 
@@ -211,15 +196,19 @@ class Checkpointer:
 
     # ------------------------------------------------------------------- save
     def save(
-        self, step: int, state: Any, data_iterator: Any | None, meta: Mapping[str, Any]
+        self,
+        step: int,
+        state: Any,
+        meta: Mapping[str, Any],
+        trace: Mapping[str, Any] | None = None,
     ) -> bool:
         """Start writing step ``step`` (asynchronously if ``async_save``).
 
-        The Grain state is captured before this returns, so the iterator may move
-        on at once. ``meta`` is stored with ``fingerprint`` and ``step`` added.
-        Returns False (and writes nothing) if the step already exists.
+        ``meta`` is stored with ``fingerprint`` and ``step`` added; ``trace`` (a
+        dict of host arrays, one row per collected step) goes into the same
+        commit. Returns False (and writes nothing) if the step already exists.
         """
-        import grain
+        import numpy as np
         import orbax.checkpoint as ocp
 
         step = int(step)
@@ -230,8 +219,9 @@ class Checkpointer:
             "state": ocp.args.StandardSave(state),
             "meta": ocp.args.JsonSave(full_meta),
         }
-        if data_iterator is not None:
-            items["data"] = grain.checkpoint.CheckpointSave(data_iterator)
+        if trace:
+            host = {str(k): np.asarray(v) for k, v in trace.items()}
+            items["trace"] = ocp.args.PyTreeSave(host)
         saved: bool = self._mngr.save(step, args=ocp.args.Composite(**items), force=True)
         return saved
 
@@ -250,33 +240,28 @@ class Checkpointer:
         self.close()
 
     # ---------------------------------------------------------------- restore
-    def restore(self, state_template: Any, data_iterator: Any | None) -> RestoreResult | None:
-        """Restore the newest usable step into ``state_template`` / ``data_iterator``.
+    def restore(self, state_template: Any) -> RestoreResult | None:
+        """Restore the newest usable step into ``state_template``.
 
         Returns None for a fresh start (no checkpoint, ``resume="never"``, or no
         readable step left). Corrupted steps are renamed ``<step>.corrupt`` with a
         warning and the next newest is tried. Raises :class:`CheckpointError` when
         the newest readable step belongs to a different run (fingerprint, unless
-        ``resume="force"``) or does not fit the template's structure.
+        ``resume="force"``) or does not fit the template's structure. The data
+        iterator's position is in ``meta["data"]``; the trace (if any) comes back
+        as numpy arrays.
         """
         self.wait()
         if self.resume == "never":
             self._archive_existing()
             return None
         self._mngr.reload()
-        initial_data_state = data_iterator.get_state() if data_iterator is not None else None
         for step in sorted(self._mngr.all_steps(), reverse=True):
             try:
-                result = self._restore_step(int(step), state_template, data_iterator)
+                result = self._restore_step(int(step), state_template)
             except _Corrupt as e:
-                if data_iterator is not None:
-                    data_iterator.set_state(initial_data_state)
                 self._quarantine(int(step), e)
                 continue
-            except BaseException:
-                if data_iterator is not None:
-                    data_iterator.set_state(initial_data_state)
-                raise
             return result
         if self._quarantined:
             warnings.warn(
@@ -285,8 +270,7 @@ class Checkpointer:
             )
         return None
 
-    def _restore_step(self, step: int, template: Any, data_iterator: Any | None) -> RestoreResult:
-        import grain
+    def _restore_step(self, step: int, template: Any) -> RestoreResult:
         import orbax.checkpoint as ocp
 
         try:
@@ -299,51 +283,41 @@ class Checkpointer:
             raise _Corrupt(f"its meta item is unreadable: {e}") from e
         self._check_fingerprint(step, meta.get("fingerprint", {}))
         try:
-            saved_tree = self._mngr.item_metadata(step)["state"].tree
+            item_meta = self._mngr.item_metadata(step)
+            saved_tree = item_meta["state"].tree
         except Exception as e:
             raise _Corrupt(f"its state metadata is unreadable: {e}") from e
         _check_structure(step, saved_tree, template)
         items: dict[str, Any] = {"state": ocp.args.StandardRestore(_restore_template(template))}
-        foreign_data_state = None
-        if data_iterator is not None:
-            foreign_data_state = _other_process_count_state(self.directory / str(step) / "data")
-            if foreign_data_state is None:
-                items["data"] = grain.checkpoint.CheckpointRestore(data_iterator)
+        has_trace = (self.directory / str(step) / "trace").is_dir()
+        if has_trace:
+            items["trace"] = ocp.args.PyTreeRestore(restore_args=_numpy_restore_args(item_meta))
         try:
             restored = self._mngr.restore(step, args=ocp.args.Composite(**items))
         except CheckpointError:
             raise
         except Exception as e:
-            problem = self._unreadable(step, saved_tree, data_iterator is not None)
+            problem = self._unreadable(step, saved_tree)
             if problem is not None:
                 raise _Corrupt(problem) from e
             raise CheckpointError(
                 f"Checkpoint step {step} in {self.directory} is readable but cannot be restored "
                 f"into this run's state: {type(e).__name__}: {e}"
             ) from e
-        if foreign_data_state is not None and data_iterator is not None:
-            data_iterator.set_state(foreign_data_state)  # saved under another process count
-        return RestoreResult(step=step, state=restored["state"], meta=meta)
+        trace = dict(restored["trace"]) if has_trace else None
+        return RestoreResult(step=step, state=restored["state"], meta=meta, trace=trace)
 
     def _check_fingerprint(self, step: int, saved: Mapping[str, Any]) -> None:
-        diff = fingerprint_diff(saved, self.fingerprint)
-        if not diff:
-            return
-        lines = "\n".join(
-            f"  {k}: checkpoint {old!r} != this run {new!r}" for k, (old, new) in diff.items()
+        warning = check_fingerprint(
+            saved,
+            self.fingerprint,
+            resume=self.resume,
+            where=f"at step {step} in {self.directory}",
         )
-        message = (
-            f"The checkpoint at step {step} in {self.directory} was written by a different run; "
-            f"these fields differ:\n{lines}\n"
-        )
-        if self.resume == "force":
-            warnings.warn(
-                message + 'Resuming anyway (backend_options={"resume": "force"}).', stacklevel=4
-            )
-            return
-        raise CheckpointError(message + _OVERRIDE_HINT)
+        if warning is not None:
+            warnings.warn(warning, stacklevel=4)
 
-    def _unreadable(self, step: int, saved_tree: Any, with_data: bool) -> str | None:
+    def _unreadable(self, step: int, saved_tree: Any) -> str | None:
         """Why step ``step`` cannot be read back at all (None if it reads fine as numpy)."""
         import jax
         import numpy as np
@@ -360,15 +334,16 @@ class Checkpointer:
                 )
         except Exception as e:
             return f"its state item is unreadable: {type(e).__name__}: {e}"
-        if with_data:
-            files = sorted((step_dir / "data").glob("process_*.json"))
+        if (step_dir / "trace").is_dir():
             try:
-                if not files:
-                    raise FileNotFoundError("no process_*.json")
-                for f in files:
-                    json.loads(f.read_text())
+                with ocp.PyTreeCheckpointer() as ckptr:
+                    tree = ckptr.metadata(step_dir / "trace").tree
+                    args = jax.tree.map(lambda _: ocp.RestoreArgs(restore_type=np.ndarray), tree)
+                    ckptr.restore(
+                        step_dir / "trace", args=ocp.args.PyTreeRestore(restore_args=args)
+                    )
             except Exception as e:
-                return f"its data item is unreadable: {type(e).__name__}: {e}"
+                return f"its trace item is unreadable: {type(e).__name__}: {e}"
         return None
 
     def _quarantine(self, step: int, error: BaseException) -> None:
@@ -405,34 +380,14 @@ class Checkpointer:
         )
 
 
-def _other_process_count_state(data_dir: Path) -> bytes | None:
-    """The iterator state to use when Grain has none for this process index and count.
-
-    Grain writes each process's iterator state to ``process_<i>-of-<n>.json`` and
-    restores only the file of the current index and count, so a run checkpointed by
-    2 processes could not resume on 1 or 4. A ``BatchIterator``'s state is the same
-    on every process (the count of consumed global batches), so when every saved
-    file holds the same state, that state is used. Returns ``None`` when this
-    process's own file exists (Grain's handler restores it).
-    """
+def _numpy_restore_args(item_meta: Any) -> Any:
+    """Restore arguments that bring every trace array back as a host numpy array."""
     import jax
+    import numpy as np
+    import orbax.checkpoint as ocp
 
-    if (data_dir / f"process_{jax.process_index()}-of-{jax.process_count()}.json").exists():
-        return None
-    files = sorted(data_dir.glob("process_*-of-*.json"))
-    if not files:
-        return None  # nothing saved: Grain's handler reports it (a corrupt step)
-    try:
-        states = {json.dumps(json.loads(f.read_text()), sort_keys=True) for f in files}
-    except (OSError, ValueError) as e:
-        raise _Corrupt(f"its data item is unreadable: {type(e).__name__}: {e}") from e
-    if len(states) != 1:
-        raise CheckpointError(
-            f"{data_dir} holds the data iterator states {[f.name for f in files]}, which "
-            f"differ, and none for process {jax.process_index()} of {jax.process_count()}; "
-            "resume with the process count that wrote it"
-        )
-    return states.pop().encode()
+    tree = item_meta["trace"].tree
+    return jax.tree.map(lambda _: ocp.RestoreArgs(restore_type=np.ndarray), tree)
 
 
 def _is_primary() -> bool:
@@ -536,8 +491,23 @@ def inspect_checkpoints(directory: str | os.PathLike[str]) -> list[dict[str, Any
 
 
 def _inspect_step(step_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
+    import logging
+
     import orbax.checkpoint as ocp
 
+    # Orbax logs absl WARNINGs about files a reader does not need (e.g. a missing
+    # _CHECKPOINT_METADATA in an item folder); inspect is read-only, so keep them quiet.
+    absl_logger = logging.getLogger("absl")
+    absl_level = absl_logger.level
+    absl_logger.setLevel(logging.ERROR)
+    try:
+        return _read_step(step_dir, ocp)
+    finally:
+        absl_logger.setLevel(absl_level)
+
+
+def _read_step(step_dir: Path, ocp: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """``(meta, error)`` of one finalised step folder; ``error`` is ``None`` if all reads."""
     meta: dict[str, Any] | None = None
     try:
         meta = json.loads((step_dir / "meta" / "metadata").read_text())

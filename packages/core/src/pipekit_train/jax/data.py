@@ -4,9 +4,9 @@ Why batch-level: a per-record Grain pipeline (``DataLoader`` + ``Batch``)
 delivers ~13 batches/s of sklearn digits at batch 128, while the model steps
 >1000 times a second. Here Grain's record ``i`` *is* batch ``i``: its row
 indices are computed deterministically from ``(seed, epoch)`` and gathered at
-once with numpy fancy indexing. Grain's iterator state is then just "the next
-batch index", deterministic and checkpointable through
-``grain.checkpoint.CheckpointSave`` / ``CheckpointRestore``.
+once with numpy fancy indexing. The iterator's state is then just "the number
+of batches consumed", a small JSON dict that the checkpoint keeps in its
+metadata (no Grain-private state format is written).
 
 Data order: epoch ``e`` uses ``np.random.default_rng([seed, e]).permutation(n)``
 (identity without shuffling), ``steps_per_epoch = n // batch_size`` (the
@@ -18,8 +18,6 @@ the data order does not depend on the process count.
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -40,7 +38,6 @@ __all__ = [
     "RecordSource",
     "eval_batches",
     "normalize_dataset",
-    "num_eval_batches",
 ]
 
 #: Chosen by measurement on a 2-core machine (scripts/measure_data_engines.py): a
@@ -176,7 +173,30 @@ def _check_arrays(arrays: dict[str, np.ndarray], field: str) -> dict[str, np.nda
                 f"{field}: x has {n} rows but {k} has {_rows(a)}; all arrays must have "
                 "the same length."
             )
+        _check_finite(a, field, k)
     return arrays
+
+
+def _check_finite(a: np.ndarray, field: str, key: str) -> None:
+    """Raise :class:`DataError` naming ``field``, ``key`` and the first row holding NaN/inf.
+
+    One vectorised ``isfinite`` pass over floating (and complex) arrays; integer,
+    boolean and object arrays cannot hold NaN and are skipped. Locating the row
+    costs a second pass, only when there is one to report.
+    """
+    if a.dtype.kind not in "fc" or np.isfinite(a).all():
+        return
+    bad_rows = ~np.isfinite(a).reshape(a.shape[0], -1).all(axis=1) if a.ndim else np.ones(1, bool)
+    row = int(np.argmax(bad_rows))
+    count = int(bad_rows.sum())
+    value = a[row] if a.ndim else a
+    flat = np.asarray(value).reshape(-1)
+    first = flat[~np.isfinite(flat)][0]
+    raise DataError(
+        f"{field}[{key!r}] has non-finite values (NaN or inf): first at row {row} "
+        f"(value {first}), {count} bad row(s) in all. Drop or impute those rows before "
+        "training; a NaN in the data makes every parameter NaN after one step."
+    )
 
 
 def _describe(data: Dataset) -> str:
@@ -197,7 +217,7 @@ class BatchSource:
 
     Infinite over epochs (``len`` is a large virtual length that does not depend
     on ``max_steps``), picklable for Grain worker processes, and with a stable
-    ``repr`` (``DataLoader.set_state`` compares it). The repr leaves out the
+    ``repr`` (a restored iterator state is checked against it). The repr leaves out the
     process index and count: the iterator state (the next batch index) means the
     same thing on every process.
     """
@@ -289,11 +309,39 @@ class BatchSource:
             raise IndexError(f"batch index {index} out of range")
         return _gather(self.data, self.local_indices(index))
 
+    def chunk_indices(self, start: int, k: int) -> np.ndarray:
+        """Row indices of local batches ``start … start+k-1``, flat, in batch order.
+
+        Within an epoch the ``k`` global batches are one contiguous slice of the
+        epoch's permutation; this process's rows are a column block of it viewed as
+        ``(k, batch_size)``. A chunk that crosses epochs takes one slice per epoch.
+        """
+        lo = self.process_index * self.local_batch_size
+        parts: list[np.ndarray] = []
+        index, end = int(start), int(start) + int(k)
+        while index < end:
+            epoch, j = divmod(index, self.steps_per_epoch)
+            m = min(end - index, self.steps_per_epoch - j)
+            rows = self.permutation(epoch)[j * self.batch_size : (j + m) * self.batch_size]
+            if self.process_count > 1:
+                rows = rows.reshape(m, self.batch_size)[:, lo : lo + self.local_batch_size]
+            parts.append(rows.reshape(-1))
+            index += m
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
     def get_batches(self, start: int, k: int) -> dict[str, np.ndarray]:
-        """Batches ``start … start+k-1`` stacked to ``(k, local_batch_size, ...)``, one gather."""
-        idx = np.concatenate([self.local_indices(i) for i in range(start, start + k)])
-        flat = _gather(self.data, idx)
-        return {key: a.reshape((k, self.local_batch_size) + a.shape[1:]) for key, a in flat.items()}
+        """Batches ``start … start+k-1`` stacked to ``(k, local_batch_size, ...)``.
+
+        One permutation slice and one ``np.take`` per array (instead of ``k``
+        index concatenations); the batches are the same as ``self[i]`` for each ``i``.
+        """
+        idx = self.chunk_indices(start, k)
+        shape = (k, self.local_batch_size)
+        if isinstance(self.data, RecordSource):
+            flat = self.data.gather(idx)
+        else:
+            flat = {key: np.take(a, idx, axis=0) for key, a in self.data.items()}
+        return {key: a.reshape(shape + a.shape[1:]) for key, a in flat.items()}
 
 
 def _mark_flags_parsed() -> None:
@@ -305,27 +353,23 @@ def _mark_flags_parsed() -> None:
 
 
 class BatchIterator:
-    """Iterates a :class:`BatchSource` in order, with Grain's checkpointable state.
+    """Iterates a :class:`BatchSource` in order; its state is the count of batches consumed.
 
-    Two engines give the same batches and the same state bytes:
+    The state (:meth:`get_state`) is a small JSON dict of pipekit's own —
+    ``{"position": n, "source": repr(source)}`` — stored in the checkpoint's
+    metadata, never a copy of a Grain-private format. Batch ``i`` is a pure
+    function of ``(seed, i)``, so the position alone resumes the exact sequence,
+    on any number of processes (every process consumes the same global batches)
+    and with any ``worker_count``.
 
-    - ``use_dataloader=True``: a ``grain.DataLoader`` over the source with an
-      ``IndexSampler`` (no shuffling: the source shuffles), optionally with
-      ``worker_count`` spawned worker processes (``loader_iterator`` is its
-      ``DataLoaderIterator``).
-    - ``use_dataloader=False`` (``worker_count`` must be 0): reads the source
-      directly, skipping the 100-250 µs/batch that Grain's iterator stack and
-      its Prometheus telemetry cost per ``next()`` (measured on 2 cores);
+    Two engines give the same batches:
+
+    - ``worker_count == 0`` (default): reads the source directly in this process;
       ``next_chunk(k)`` gathers all ``k`` batches in one fancy index.
-
-    The default (``None``) uses the DataLoader only when ``worker_count > 0``.
-
-    ``grain_iterator`` (the ``BatchIterator`` itself) is what to hand to
-    ``grain.checkpoint.CheckpointSave`` / ``CheckpointRestore``: Grain's handler
-    calls ``get_state`` / ``set_state`` / ``start_prefetch``. The state is Grain's
-    ``DataLoader`` state; ``set_state`` accepts one written with any
-    ``worker_count`` or engine, since every engine reads batch ``i`` as record
-    ``i`` in order: only the count of consumed batches matters.
+    - ``worker_count > 0``: Grain's public dataset API,
+      ``grain.MapDataset.source(source)[position:]`` prefetched by ``worker_count``
+      worker processes (``IterDataset.mp_prefetch``); a restore rebuilds the
+      pipeline from the new position.
     """
 
     def __init__(
@@ -334,61 +378,45 @@ class BatchIterator:
         *,
         worker_count: int = DEFAULT_WORKER_COUNT,
         worker_buffer_size: int = 1,
-        use_dataloader: bool | None = None,
     ) -> None:
-        import grain
-
         if isinstance(worker_count, bool) or not isinstance(worker_count, int) or worker_count < 0:
             raise ConfigError(
                 f"backend_options.worker_count must be an integer >= 0, got {worker_count!r}.",
                 field="backend_options.worker_count",
             )
-        if use_dataloader is None:
-            use_dataloader = worker_count > 0
-        if worker_count > 0 and not use_dataloader:
-            raise ConfigError(
-                "backend_options.worker_count > 0 needs the Grain DataLoader engine.",
-                field="backend_options.worker_count",
-            )
-        _mark_flags_parsed()
         self.source = source
         self.worker_count = worker_count
+        self.worker_buffer_size = worker_buffer_size
         self.position = 0  # batches consumed so far
-        sampler = grain.samplers.IndexSampler(num_records=len(source), shuffle=False, num_epochs=1)
-        self._sampler_repr = repr(sampler)
-        self.loader_iterator: Any = None
-        if use_dataloader:
-            read_options = (
-                grain.ReadOptions(num_threads=0, prefetch_buffer_size=0)
-                if worker_count == 0
-                else None
-            )
-            self.loader = grain.DataLoader(
-                data_source=source,
-                sampler=sampler,
-                worker_count=worker_count,
-                worker_buffer_size=worker_buffer_size,
-                read_options=read_options,
-            )
-            self.loader_iterator = iter(self.loader)
+        self._iterator: Any = None  # Grain's pipeline, started lazily at the current position
+        if worker_count > 0:
+            _mark_flags_parsed()
 
-    @property
-    def grain_iterator(self) -> BatchIterator:
-        """The object for ``grain.checkpoint.CheckpointSave`` / ``CheckpointRestore`` (self)."""
-        return self
+    def _grain_iterator(self, start: int) -> Any:
+        """Grain's multiprocess pipeline over the batch source, from batch ``start``."""
+        import grain
+
+        dataset = grain.MapDataset.source(self.source)[start:]
+        iter_ds = dataset.to_iter_dataset(grain.ReadOptions(num_threads=0, prefetch_buffer_size=0))
+        options = grain.MultiprocessingOptions(
+            num_workers=self.worker_count, per_worker_buffer_size=self.worker_buffer_size
+        )
+        return iter(iter_ds.mp_prefetch(options))
 
     def next_batch(self) -> dict[str, np.ndarray]:
         """The next batch: a dict of arrays with the (local) batch axis leading."""
-        if self.loader_iterator is None:
+        if self.worker_count == 0:
             batch = self.source[self.position]
         else:
-            batch = next(self.loader_iterator)
+            if self._iterator is None:
+                self._iterator = self._grain_iterator(self.position)
+            batch = next(self._iterator)
         self.position += 1
         return batch
 
     def next_chunk(self, k: int) -> dict[str, np.ndarray]:
         """The next ``k`` batches stacked to shape ``(k, B, ...)``."""
-        if self.loader_iterator is None:
+        if self.worker_count == 0:
             chunk = self.source.get_batches(self.position, k)
             self.position += k
             return chunk
@@ -401,73 +429,31 @@ class BatchIterator:
     def __next__(self) -> dict[str, np.ndarray]:
         return self.next_batch()
 
-    def get_state(self) -> bytes:
-        """Grain ``DataLoader`` state bytes (JSON)."""
-        if self.loader_iterator is not None:
-            state: bytes = self.loader_iterator.get_state()
-            return state
-        return json.dumps(
-            _loader_state(self.position, 0, self._sampler_repr, repr(self.source)), indent=4
-        ).encode()
+    def get_state(self) -> dict[str, Any]:
+        """The position (batches consumed) and the source it refers to, as JSON-able data."""
+        return {"position": self.position, "source": repr(self.source)}
 
-    def set_state(self, state: bytes) -> None:
+    def set_state(self, state: Mapping[str, Any]) -> None:
         """Continue after the batches counted in ``state`` (from any engine / worker count)."""
-        saved = json.loads(state.decode())
-        if saved.get("data_source") != repr(self.source):
+        if not isinstance(state, Mapping) or "position" not in state:
+            raise CheckpointError(
+                f"The checkpointed data iterator state {state!r} is not a pipekit batch position."
+            )
+        if state.get("source") != repr(self.source):
             raise CheckpointError(
                 "The checkpointed data iterator belongs to a different data source:\n"
-                f"  checkpoint: {saved.get('data_source')}\n  this run:   {self.source!r}\n"
+                f"  checkpoint: {state.get('source')}\n  this run:   {self.source!r}\n"
                 "The dataset, batch_size or seed changed since the checkpoint was written."
             )
-        self.position = _consumed(saved)
-        if self.loader_iterator is not None:
-            ours = _loader_state(
-                self.position, self.worker_count, self._sampler_repr, repr(self.source)
-            )
-            self.loader_iterator.set_state(json.dumps(ours, indent=4).encode())
-
-    def start_prefetch(self) -> None:
-        """Part of the protocol Grain's Orbax handler expects after ``set_state``."""
-        if self.loader_iterator is not None:
-            self.loader_iterator.start_prefetch()
+        self.position = int(state["position"])
+        self.close()  # a running pipeline restarts lazily from the new position
 
     def close(self) -> None:
-        """Stop Grain's worker processes / threads, if any."""
-        inner = getattr(self.loader_iterator, "_iterator", None)
-        if inner is not None and hasattr(inner, "close"):
-            inner.close()
-
-
-def _consumed(state: dict[str, Any]) -> int:
-    """Records consumed, from a Grain DataLoader state (no sharding, any worker count).
-
-    Grain's workers read records round-robin: worker ``i`` of ``W`` reads ``i, i+W, …``
-    and has consumed ``next_i`` of them, recorded as ``last_seen[i] = i - W + next_i*W``.
-    """
-    w = int(state["worker_count"])
-    last_seen = {int(k): int(v) for k, v in state["last_seen_indices"].items()}
-    if w == 0:
-        return last_seen[0] + 1
-    return sum((last_seen[i] + w - i) // w for i in range(w))
-
-
-def _loader_state(consumed: int, worker_count: int, sampler: str, source: str) -> dict[str, Any]:
-    """The Grain DataLoader state (format version 2) after ``consumed`` records."""
-    if worker_count == 0:
-        last_seen = {"0": consumed - 1}
-        last_worker = -1
-    else:
-        w = worker_count
-        last_seen = {str(i): i - w + ((consumed - i + w - 1) // w) * w for i in range(w)}
-        last_worker = consumed % w - 1
-    return {
-        "version": 2,
-        "last_seen_indices": last_seen,
-        "last_worker_index": last_worker,
-        "worker_count": worker_count,
-        "sampler": sampler,
-        "data_source": source,
-    }
+        """Stop Grain's worker processes, if any."""
+        iterator, self._iterator = self._iterator, None
+        closer = getattr(iterator, "close", None)
+        if callable(closer):
+            closer()
 
 
 def eval_batches(
@@ -478,8 +464,3 @@ def eval_batches(
     n = len(ds) if isinstance(ds, RecordSource) else _rows(ds["x"])
     for start in range(0, n, batch_size):
         yield _gather(ds, np.arange(start, min(start + batch_size, n)))
-
-
-def num_eval_batches(n: int, batch_size: int) -> int:
-    """How many batches :func:`eval_batches` yields for ``n`` rows."""
-    return math.ceil(n / batch_size)

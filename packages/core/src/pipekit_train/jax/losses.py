@@ -2,8 +2,8 @@
 
 Each loss takes the whole batch — ``pred`` as the vmapped model returns it and
 ``target`` as the dataset gives it — and returns the mean over all elements, a
-float scalar. Shapes are checked when the loss is traced (so
-:func:`check_scalar_loss` reports them before compilation); in particular a
+float scalar. Shapes are checked when the loss is traced (so a backend that
+traces its step with ``jax.eval_shape`` reports them before compiling); in particular a
 ``(batch, 1)`` prediction against a ``(batch,)`` target is aligned instead of
 silently broadcasting to ``(batch, batch)``.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pipekit_train.errors import ConfigError, PipekitError
+from pipekit_train.errors import ConfigError
 from pipekit_train.jax._deps import missing_jax_extra
 from pipekit_train.losses import (
     CLASSIFICATION_LOSSES,
@@ -23,7 +23,6 @@ from pipekit_train.losses import (
 )
 
 try:
-    import jax
     import jax.numpy as jnp
     import optax
 except ImportError as _exc:  # pragma: no cover - exercised in a subprocess test
@@ -35,7 +34,6 @@ __all__ = [
     "is_classification",
     "resolve_loss",
     "resolve_accuracy",
-    "check_scalar_loss",
     "cross_entropy",
     "binary_cross_entropy",
     "mse",
@@ -191,67 +189,3 @@ def resolve_accuracy(loss: Any) -> LossFn | None:
         return jnp.mean((logits > 0) == (labels > 0.5))
 
     return binary_accuracy
-
-
-def _as_struct(x: Any) -> Any:
-    if isinstance(x, jax.ShapeDtypeStruct):
-        return x
-    if hasattr(x, "shape") and hasattr(x, "dtype"):
-        return jax.ShapeDtypeStruct(tuple(x.shape), x.dtype)
-    return jax.tree_util.tree_map(_as_struct, x) if isinstance(x, (dict, list, tuple)) else x
-
-
-def check_scalar_loss(
-    fn: LossFn,
-    pred_shape_dtype: Any,
-    target_shape_dtype: Any,
-    *,
-    field: str = "TrainingLoop.loss",
-) -> None:
-    """Raise :class:`ConfigError` naming ``field`` unless ``fn`` returns a float scalar.
-
-    ``pred_shape_dtype`` / ``target_shape_dtype`` are ``jax.ShapeDtypeStruct``\\ s
-    (or anything with ``.shape`` and ``.dtype``, or pytrees of them) for one
-    batch. The loss is traced with :func:`jax.eval_shape` — nothing is compiled
-    or run — so errors surface before training starts.
-    """
-    pred = _as_struct(pred_shape_dtype)
-    target = _as_struct(target_shape_dtype)
-    try:
-        out = jax.eval_shape(fn, pred, target)
-    except PipekitError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - reported in the user's terms
-        raise ConfigError(
-            f"{field} failed on predictions {_summary(pred)} and targets {_summary(target)}: "
-            f"{type(exc).__name__}: {exc}",
-            field=field,
-        ) from exc
-    if not isinstance(out, jax.ShapeDtypeStruct):
-        raise ConfigError(
-            f"{field} must return a scalar array, but returned {type(out).__name__} "
-            f"({_summary(out)})",
-            field=field,
-        )
-    if out.shape != ():
-        raise ConfigError(
-            f"{field} must return a scalar, but returned an array of shape {out.shape} "
-            f"for predictions {_summary(pred)} and targets {_summary(target)}; "
-            f"reduce it, e.g. with jnp.mean",
-            field=field,
-        )
-    if not jnp.issubdtype(out.dtype, jnp.floating):
-        raise ConfigError(
-            f"{field} must return a floating-point scalar to be differentiated, got {out.dtype}",
-            field=field,
-        )
-
-
-def _summary(tree: Any) -> str:
-    def one(x: Any) -> str:
-        return f"{tuple(x.shape)} {x.dtype}" if hasattr(x, "shape") else repr(x)
-
-    leaves = jax.tree_util.tree_leaves(tree)
-    if len(leaves) == 1 and leaves[0] is tree:
-        return one(tree)
-    return "[" + ", ".join(one(x) for x in leaves) + "]"

@@ -1,8 +1,9 @@
 """``optimizer_config`` → optax, with the live learning rate readable for logging.
 
-The vocabulary (optimiser names, schedules, ``clip_norm``, ``weight_decay``) and
-its validation live in the JAX-free module :mod:`pipekit_train._optim_spec`; see
-its docstring for the config format. This module builds the transformation::
+The backend-neutral vocabulary (optimiser names, schedules, ``clip_norm``,
+``weight_decay``) and its validation live in the JAX-free module
+:mod:`pipekit_train.optimizers`; see its docstring for the config format. This
+module maps a validated spec onto optax and builds the transformation::
 
     optax.chain(
         optax.clip_by_global_norm(clip_norm),        # if clip_norm is set
@@ -24,16 +25,18 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pipekit_train._optim_spec import (
-    NATIVE_WEIGHT_DECAY,
+from pipekit_train.errors import ConfigError, closest
+from pipekit_train.jax._deps import missing_jax_extra
+from pipekit_train.optimizers import (
+    DECOUPLED_WEIGHT_DECAY,
+    OPTIMIZER_NAMES,
     ROOT,
     SCHEDULES,
     OptimizerSpec,
     parse_optimizer_config,
+    require_supported,
     validate_optimizer_config,
 )
-from pipekit_train.errors import ConfigError, closest
-from pipekit_train.jax._deps import missing_jax_extra
 
 try:
     import jax
@@ -43,6 +46,8 @@ except ImportError as _exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_jax_extra(_exc) from _exc
 
 __all__ = [
+    "OPTAX_OPTIMIZERS",
+    "OPTAX_SCHEDULES",
     "validate_optimizer_config",
     "resolve_optimizer",
     "resolve_schedule",
@@ -59,15 +64,31 @@ _INJECT_STATES: tuple[type, ...] = tuple(
 )
 
 
+#: Vocabulary name → optax function name (every name of the vocabulary maps).
+OPTAX_OPTIMIZERS: dict[str, str] = {name: name for name in OPTIMIZER_NAMES}
+
+#: Schedule name → optax schedule function name.
+OPTAX_SCHEDULES: dict[str, str] = {
+    "constant": "constant_schedule",
+    "cosine_decay": "cosine_decay_schedule",
+    "warmup_cosine_decay": "warmup_cosine_decay_schedule",
+    "exponential_decay": "exponential_decay",
+    "linear": "linear_schedule",
+    "piecewise_constant": "piecewise_constant_schedule",
+}
+assert set(OPTAX_SCHEDULES) == set(SCHEDULES)
+
+
 def resolve_schedule(lr: float | Mapping[str, Any], *, max_steps: int) -> Any:
     """Turn a validated ``lr`` (number or schedule dict) into a float or optax schedule."""
     if not isinstance(lr, Mapping):
         return float(lr)
     fields = dict(lr)
-    spec = SCHEDULES[fields.pop("schedule")]
+    name = fields.pop("schedule")
+    spec = SCHEDULES[name]
     if spec.max_steps_default and spec.max_steps_default not in fields:
         fields[spec.max_steps_default] = max_steps
-    return getattr(optax, spec.optax_fn)(**fields)
+    return getattr(optax, OPTAX_SCHEDULES[name])(**fields)
 
 
 def _static_args(signature: inspect.Signature) -> set[str]:
@@ -120,14 +141,15 @@ def resolve_optimizer(config: Mapping[str, Any], *, max_steps: int) -> Any:
     the transformation is probed with ``jax.eval_shape`` on a tiny parameter tree.
     """
     spec = parse_optimizer_config(config, max_steps=max_steps)
-    fn: Callable[..., Any] = getattr(optax, spec.name)
+    require_supported(spec, OPTAX_OPTIMIZERS, backend="optax (JAX)")
+    fn: Callable[..., Any] = getattr(optax, OPTAX_OPTIMIZERS[spec.name])
     signature = inspect.signature(fn)
     _check_kwargs(spec, signature)
 
     kwargs = dict(spec.kwargs)
     decay: Any = None
     if spec.weight_decay is not None:
-        native = NATIVE_WEIGHT_DECAY.get(spec.name)
+        native = DECOUPLED_WEIGHT_DECAY.get(spec.name)
         if native is not None and native in signature.parameters:
             kwargs[native] = spec.weight_decay
         else:

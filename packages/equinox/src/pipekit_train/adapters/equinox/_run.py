@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from typing import Any
 
@@ -13,11 +11,13 @@ import numpy as np
 
 from pipekit_train.driver import run_driver
 from pipekit_train.errors import ConfigError, DataError, PipekitError
+from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax.compile_cache import enable_compilation_cache
 from pipekit_train.jax.data import BatchIterator, BatchSource, eval_batches, normalize_dataset
 from pipekit_train.jax.losses import resolve_loss
 from pipekit_train.jax.ops import JaxModelOp
 from pipekit_train.jax.optim import resolve_optimizer
+from pipekit_train.jax.structure import tree_structure_digest
 from pipekit_train.losses import is_classification
 
 from ._options import parse_options
@@ -146,24 +146,14 @@ def _check_eval(
         raise ConfigError(f"TrainingLoop.task: eval_fn {bad}", field="task")
 
 
-def _structure_digest(module: Any) -> str:
-    leaves, treedef = jax.tree_util.tree_flatten(eqx.filter(module, eqx.is_array))
-    text = str(treedef) + "|" + ";".join(f"{leaf.shape}:{leaf.dtype}" for leaf in leaves)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
 def fingerprint(loop: Any, module: Any, dataset_length: int) -> dict[str, Any]:
-    """The resume guard stored in every checkpoint."""
-    return {
-        "backend": "equinox",
-        "model_structure": _structure_digest(module),
-        "optimizer_config": json.loads(
-            json.dumps(loop.optimizer_config, sort_keys=True, default=str)
-        ),
-        "dataset_length": int(dataset_length),
-        "batch_size": int(loop.batch_size),
-        "seed": int(loop.seed),
-    }
+    """The resume guard stored in every checkpoint (core's, with the model's array digest)."""
+    return core_fingerprint(
+        loop,
+        backend="equinox",
+        model_structure=tree_structure_digest(eqx.filter(module, eqx.is_array)),
+        dataset_length=dataset_length,
+    )
 
 
 def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
@@ -51,10 +52,36 @@ class SupervisedTask(eqx.Module):
         return out
 
 
-def _apply(model: Any, x: jax.Array, key: jax.Array) -> jax.Array:
-    """Vmap ``model`` over the batch; pass a per-example key if it takes ``key=``."""
-    keys = jax.random.split(key, x.shape[0])
+def takes_key(model: Any) -> bool:
+    """Whether ``model(x, key=...)`` is a valid call, read from its signature.
+
+    True when ``__call__`` (an ``eqx.Module``'s method or any callable) has a
+    ``key`` parameter that can be passed by keyword, or takes ``**kwargs``. A
+    callable whose signature cannot be read gets no key.
+    """
     try:
+        params = inspect.signature(model).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    for p in params:
+        if p.kind is inspect.Parameter.VAR_KEYWORD:
+            return True
+        if p.name == "key" and p.kind in (
+            inspect.Parameter.KEYWORD_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        ):
+            return True
+    return False
+
+
+def _apply(model: Any, x: jax.Array, key: jax.Array) -> jax.Array:
+    """Vmap ``model`` over the batch, with a per-example key if its signature takes ``key=``.
+
+    Decided from the signature, not by catching ``TypeError``: a model that raises
+    ``TypeError`` for its own reasons must show that error, not a second one from
+    a retry without ``key``.
+    """
+    if takes_key(model):
+        keys = jax.random.split(key, x.shape[0])
         return jax.vmap(lambda xi, ki: model(xi, key=ki))(x, keys)
-    except TypeError:
-        return jax.vmap(model)(x)
+    return jax.vmap(model)(x)

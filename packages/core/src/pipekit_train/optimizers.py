@@ -1,18 +1,23 @@
-"""The ``optimizer_config`` vocabulary and its pure-Python validation.
+"""The backend-neutral ``optimizer_config`` vocabulary and its pure-Python validation.
 
-This module imports neither jax nor optax: ``TrainingLoop`` calls
+This module imports no array library: ``TrainingLoop`` calls
 :func:`validate_optimizer_config` at construction time, in installs that have no
 JAX at all, so that a mistake in the optimiser config is reported before any
-backend is loaded. ``pipekit_train.jax.optim`` turns a validated config into an
-optax transformation; other backends (Lightning, Keras) map the same names onto
-their own optimisers.
+backend is loaded. Core owns the *structure* (a name from the vocabulary, ``lr``
+as a positive number or a schedule, the common options) and normalises it into
+an :class:`OptimizerSpec`; each backend maps the spec onto its own library
+(``pipekit_train.jax.optim`` onto optax, the Lightning backend onto
+``torch.optim``, the Keras backend onto ``keras.optimizers``) and calls
+:func:`require_supported` at ``run()``, before any compilation, so that a name it
+cannot map is a ``ConfigError`` listing what that backend supports.
 
 The config is a dict::
 
     {"name": "adamw", "lr": 3e-4, "clip_norm": 1.0, "weight_decay": 0.01, "b2": 0.98}
 
 ``name``
-    One of :data:`OPTIMIZER_NAMES` (each is the optax function of that name).
+    One of :data:`OPTIMIZER_NAMES`, the vocabulary shared by every backend (the
+    names follow optax; a backend may support a subset).
 ``lr`` (alias ``learning_rate``; give one, not both)
     A positive number, or a schedule dict ``{"schedule": NAME, ...}`` with NAME in
     :data:`SCHEDULES` (see there for each schedule's fields). A numeric string
@@ -22,21 +27,18 @@ The config is a dict::
     A positive number: gradients are clipped to this global norm
     (``optax.clip_by_global_norm``) before anything else.
 ``weight_decay`` (optional)
-    A non-negative number. Optimisers with their own weight-decay argument
-    (:data:`NATIVE_WEIGHT_DECAY`: adamw, nadamw, adamaxw, lion, lamb, lars,
+    A non-negative number. Optimisers that define weight decay themselves
+    (:data:`DECOUPLED_WEIGHT_DECAY`: adamw, nadamw, adamaxw, lion, lamb, lars,
     novograd, adan, adadelta, adafactor) receive it directly, i.e. *decoupled*
     weight decay as those optimisers define it. For every other optimiser it is
-    ``optax.add_decayed_weights(weight_decay)`` chained after clipping and before
-    the optimiser — ``weight_decay * params`` is added to the gradient ahead of the
-    optimiser's own scaling and its learning-rate scaling. That is classic L2
-    regularisation, the meaning ``weight_decay`` has in ``torch.optim.Adam`` and
-    ``torch.optim.SGD``; pick ``adamw`` (or ``nadamw``, ``adamaxw``) for decoupled
-    decay with Adam.
+    classic L2 regularisation (``weight_decay * params`` added to the gradient
+    ahead of the optimiser), the meaning ``weight_decay`` has in
+    ``torch.optim.Adam`` and ``torch.optim.SGD``; pick ``adamw`` (or ``nadamw``,
+    ``adamaxw``) for decoupled decay with Adam.
 any other key
-    Passed to the optax function as a keyword argument (``b1``, ``momentum``,
-    ``nesterov``, …). These are checked against the optax function's signature
-    when the optimiser is resolved (``pipekit_train.jax.optim.resolve_optimizer``),
-    not here, because that needs optax.
+    Passed to the backend's optimiser as a keyword argument (``b1``, ``momentum``,
+    ``nesterov``, …). These are checked by the backend when it maps the spec
+    (e.g. against the optax function's signature), not here.
 
 Errors are :class:`~pipekit_train.errors.ConfigError` whose ``field`` is the
 dotted path of the offending entry (``optimizer_config.lr.decay_steps``).
@@ -45,7 +47,7 @@ dotted path of the offending entry (``optimizer_config.lr.decay_steps``).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,19 +55,22 @@ from pipekit_train.errors import ConfigError, closest
 
 __all__ = [
     "OPTIMIZER_NAMES",
-    "NATIVE_WEIGHT_DECAY",
+    "DECOUPLED_WEIGHT_DECAY",
     "SCHEDULES",
     "RESERVED_KEYS",
     "ScheduleSpec",
     "OptimizerSpec",
     "parse_optimizer_config",
     "validate_optimizer_config",
+    "require_supported",
+    "schedule_length_from_max_steps",
 ]
 
 ROOT = "optimizer_config"
 
-#: Optimiser names accepted in ``optimizer_config["name"]``; each is the optax
-#: function of the same name (checked against optax 0.2.8).
+#: The neutral vocabulary of ``optimizer_config["name"]``. The names follow optax
+#: (the JAX backends support all of them); other backends support a subset and say
+#: which through :func:`require_supported`.
 OPTIMIZER_NAMES: tuple[str, ...] = (
     "adam",
     "adamw",
@@ -91,9 +96,9 @@ OPTIMIZER_NAMES: tuple[str, ...] = (
     "yogi",
 )
 
-#: Optimisers that take weight decay themselves: name → the optax keyword that
-#: receives ``optimizer_config["weight_decay"]``.
-NATIVE_WEIGHT_DECAY: dict[str, str] = {
+#: Optimisers that define (decoupled) weight decay themselves: name → the keyword
+#: that receives ``optimizer_config["weight_decay"]`` in the optax function.
+DECOUPLED_WEIGHT_DECAY: dict[str, str] = {
     "adamw": "weight_decay",
     "nadamw": "weight_decay",
     "adamaxw": "weight_decay",
@@ -125,19 +130,19 @@ _BOUNDARIES = "a mapping {step (integer >= 0): scale (number >= 0)}"
 class ScheduleSpec:
     """What one ``lr`` schedule accepts.
 
-    ``optax_fn`` is the optax function it becomes; ``required`` and ``optional``
-    map field names to their kind; ``max_steps_default`` names the required
-    field that, when omitted, is filled from ``TrainingLoop.max_steps``.
+    ``required`` and ``optional`` map field names to their kind;
+    ``max_steps_default`` names the required field that, when omitted, is filled
+    from ``TrainingLoop.max_steps``. Each backend maps the schedule name onto its
+    own library (``pipekit_train.jax.optim.OPTAX_SCHEDULES`` for optax).
     """
 
-    optax_fn: str
     required: dict[str, str]
     optional: dict[str, str] = field(default_factory=dict)
     max_steps_default: str | None = None
     doc: str = ""
 
 
-#: The learning-rate schedules. Field names are optax's own.
+#: The learning-rate schedules. Field names follow optax.
 #:
 #: ``decay_steps`` of ``cosine_decay`` and ``warmup_cosine_decay`` and
 #: ``transition_steps`` of ``linear`` default to ``max_steps`` (decay over the
@@ -146,19 +151,16 @@ class ScheduleSpec:
 #: is the total length including the warm-up, as in optax.
 SCHEDULES: dict[str, ScheduleSpec] = {
     "constant": ScheduleSpec(
-        "constant_schedule",
         required={"value": _VALUE},
         doc="lr = value at every step",
     ),
     "cosine_decay": ScheduleSpec(
-        "cosine_decay_schedule",
         required={"init_value": _VALUE, "decay_steps": _STEPS},
         optional={"alpha": _VALUE, "exponent": _POSITIVE},
         max_steps_default="decay_steps",
         doc="cosine from init_value down to alpha * init_value over decay_steps",
     ),
     "warmup_cosine_decay": ScheduleSpec(
-        "warmup_cosine_decay_schedule",
         required={
             "init_value": _VALUE,
             "peak_value": _POSITIVE,
@@ -171,20 +173,17 @@ SCHEDULES: dict[str, ScheduleSpec] = {
         "to end_value; decay_steps is the total length, warm-up included",
     ),
     "exponential_decay": ScheduleSpec(
-        "exponential_decay",
         required={"init_value": _VALUE, "transition_steps": _STEPS, "decay_rate": _POSITIVE},
         optional={"transition_begin": _NONNEG_STEPS, "staircase": _BOOL, "end_value": _VALUE},
         doc="init_value * decay_rate ** ((step - transition_begin) / transition_steps)",
     ),
     "linear": ScheduleSpec(
-        "linear_schedule",
         required={"init_value": _VALUE, "end_value": _VALUE, "transition_steps": _STEPS},
         optional={"transition_begin": _NONNEG_STEPS},
         max_steps_default="transition_steps",
         doc="linear from init_value to end_value over transition_steps",
     ),
     "piecewise_constant": ScheduleSpec(
-        "piecewise_constant_schedule",
         required={"init_value": _VALUE, "boundaries_and_scales": _BOUNDARIES},
         doc="init_value, multiplied by scale once step reaches each boundary",
     ),
@@ -206,6 +205,22 @@ class OptimizerSpec:
     clip_norm: float | None
     weight_decay: float | None
     kwargs: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The normalised spec as plain data (numbers as numbers), e.g. for the resume guard."""
+        lr: Any = self.lr
+        if isinstance(lr, dict):
+            lr = {
+                k: ({str(b): s for b, s in v.items()} if isinstance(v, dict) else v)
+                for k, v in lr.items()
+            }
+        return {
+            "name": self.name,
+            "lr": lr,
+            "clip_norm": self.clip_norm,
+            "weight_decay": self.weight_decay,
+            "kwargs": dict(sorted(self.kwargs.items())),
+        }
 
 
 # --------------------------------------------------------------------------- checks
@@ -414,7 +429,7 @@ def parse_optimizer_config(
         weight_decay = _as_real(config["weight_decay"], f"{ROOT}.weight_decay", positive=False)
 
     kwargs = {k: v for k, v in config.items() if k not in RESERVED_KEYS}
-    native = NATIVE_WEIGHT_DECAY.get(name)
+    native = DECOUPLED_WEIGHT_DECAY.get(name)
     if weight_decay is not None and native is not None and native != "weight_decay":
         if native in kwargs:
             raise ConfigError(
@@ -435,3 +450,36 @@ def validate_optimizer_config(config: Mapping[str, Any], *, max_steps: int | Non
     keys pipekit interprets are only checked when the optimiser is resolved.
     """
     parse_optimizer_config(config, max_steps=max_steps)
+
+
+def schedule_length_from_max_steps(config: Mapping[str, Any]) -> str | None:
+    """The dotted field of ``config``'s schedule that defaults to ``max_steps``, if it is unset.
+
+    ``None`` when the learning rate does not depend on ``max_steps`` (a constant
+    rate, a schedule without such a field, or one whose length is given). The
+    resume guard uses it: changing ``max_steps`` changes such a schedule, while
+    under any other config a longer ``max_steps`` just trains longer.
+    """
+    lr_key = "lr" if "lr" in config else "learning_rate"
+    lr = config.get(lr_key)
+    if not isinstance(lr, Mapping):
+        return None
+    spec = SCHEDULES.get(lr.get("schedule"))  # type: ignore[arg-type]
+    if spec is None or spec.max_steps_default is None or spec.max_steps_default in lr:
+        return None
+    return f"{ROOT}.{lr_key}.{spec.max_steps_default}"
+
+
+def require_supported(spec: OptimizerSpec, supported: Collection[str], *, backend: str) -> None:
+    """Raise ``ConfigError`` if ``backend`` cannot map ``spec.name`` or its schedule.
+
+    Backends call this at ``run()`` before compiling anything; ``supported`` is
+    the set of vocabulary names the backend maps onto its library.
+    """
+    if spec.name not in supported:
+        raise ConfigError(
+            f"{ROOT}.name: the {backend} backend has no optimiser {spec.name!r}"
+            f"{closest(spec.name, sorted(supported))}; it supports: "
+            f"{', '.join(sorted(supported))}",
+            field=f"{ROOT}.name",
+        )
