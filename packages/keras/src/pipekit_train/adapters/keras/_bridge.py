@@ -1,44 +1,27 @@
 """Drive pipekit callbacks, evaluation and checkpoints from inside Keras' ``fit``.
 
 A ``keras.callbacks.CallbackList`` subclass is handed to ``fit``. After each step it
-only keeps that step's loss (a device array, no host transfer); at a host event —
-every ``log_every_n_steps``, ``eval_every_n_steps``, ``Checkpoint.every_n_steps``,
-a callback's ``every_n_steps``, ``max_steps``, or a SIGTERM / first Ctrl-C — it
-fetches the window in one transfer and runs the order of ``docs/architecture.md``:
-``on_step_end`` → evaluation → ``on_eval_end`` → checkpoint → ``on_checkpoint`` →
-stop. A callback overriding ``on_train_batch_end`` would make Keras convert the logs
-to Python floats after every step (a device sync, ~15 % slower on the digits MLP);
-this avoids it.
+only keeps that step's logs (device arrays, no host transfer); at a host event —
+every cadence of ``pipekit_train.runner.event_intervals``, ``max_steps``, or a
+SIGTERM / first Ctrl-C — it fetches the window in one transfer and runs the
+driver's order through core's ``CallbackRunner``: ``step_end`` → evaluation →
+``eval_end`` → checkpoint → ``checkpoint_done`` → stop (``model.stop_training``).
+A plain ``keras.callbacks.Callback`` overriding ``on_train_batch_end`` would make
+Keras convert the logs to Python floats after every step (a device sync, ~15 %
+slower on the digits MLP); this avoids it.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
-from pipekit_train.callbacks import Callback, Checkpoint, LogToExperiment
 from pipekit_train.carry import TrainerCarryState
+from pipekit_train.runner import CallbackRunner, event_intervals
 
-from ._signals import SignalFlag
 from ._state import capture_state
 
-__all__ = ["event_intervals", "make_bridge", "make_last_value_metric"]
-
-
-def event_intervals(loop: Any) -> list[int]:
-    """Every cadence that makes a host event (as the core driver places them)."""
-    intervals = [loop.log_every_n_steps]
-    if loop.eval_every_n_steps:
-        intervals.append(loop.eval_every_n_steps)
-    ckpt = loop.checkpoint_callback
-    if ckpt is not None and loop.checkpoint_dir is not None:
-        intervals.append(ckpt.every_n_steps)
-    for cb in loop.callbacks:
-        n = getattr(cb, "every_n_steps", None)
-        if n and not isinstance(cb, Checkpoint):
-            intervals.append(int(n))
-    return sorted(set(intervals))
+__all__ = ["make_bridge", "make_last_value_metric"]
 
 
 def make_last_value_metric(keras: Any) -> Any:
@@ -65,47 +48,25 @@ def make_last_value_metric(keras: Any) -> Any:
     return LastValue()
 
 
-def _json_floats(values: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in values.items():
-        try:
-            out[key] = float(value) if value is not None else None
-        except (TypeError, ValueError):
-            warnings.warn(f"metric {key!r} is not a number; not checkpointed", stacklevel=2)
-    return out
-
-
-def build_callbacks(loop: Any, is_primary: bool = True) -> tuple[list[Callback], Any]:
-    """The loop's writer (as ``LogToExperiment``, first) then ``loop.callbacks``."""
-    callbacks: list[Callback] = []
-    writer = None
-    if loop.metric_writer is not None and is_primary:
-        from pipekit_train.writers import resolve_writer
-
-        writer = resolve_writer(loop.metric_writer)
-        callbacks.append(LogToExperiment(writer))
-    callbacks.extend(cb for cb in loop.callbacks if isinstance(cb, Callback))
-    return callbacks, writer
-
-
 def make_bridge(
     keras: Any,
     *,
     loop: Any,
     model: Any,
     state: TrainerCarryState,
-    callbacks: list[Callback],
+    runner: CallbackRunner,
     evaluate: Callable[[], dict[str, float]] | None,
     checkpointer: Any,
     fingerprint: dict[str, Any],
-    signals: SignalFlag,
+    signals: Any,
     start_step: int,
+    data_state: Callable[[int], dict[str, Any]],
     rates: Callable[[list[int]], list[float]] | None = None,
 ) -> Any:
     """The ``CallbackList`` passed to ``fit`` (see the module docstring)."""
     import jax
 
-    intervals = event_intervals(loop)
+    intervals = event_intervals(loop, checkpointing=checkpointer is not None)
     ckpt_cb = loop.checkpoint_callback if checkpointer is not None else None
 
     class Bridge(keras.callbacks.CallbackList):  # type: ignore[misc, name-defined]
@@ -122,8 +83,7 @@ def make_bridge(
             if due or signals.received is not None:
                 self._event(step)
 
-        def _event(self, step: int) -> None:
-            # 1. one transfer for the whole window
+        def _fetch(self, step: int) -> None:
             host = jax.device_get([dict(logs or {}) for _, logs in self.pending])
             window: dict[str, list[float]] = {}
             for values in host:
@@ -135,53 +95,39 @@ def make_bridge(
             steps = [s for s, _ in self.pending]
             if rates is not None:
                 window["lr"] = rates(steps)
-            state.window = window
-            state.window_steps = steps
             self.pending = []
-            state.step = step
+            state.window, state.window_steps, state.step = window, steps, step
             for name, seq in window.items():
                 if seq:
                     state.metrics[name] = seq[-1]
+
+        def _event(self, step: int) -> None:
+            self._fetch(step)  # 1. one transfer for the whole window
             final = step >= loop.max_steps
-            # 2. step-end callbacks
-            for cb in callbacks:
-                cb.on_step_end(loop, state)
-            # 3. evaluation
-            eval_due = evaluate is not None and (
+            runner.step_end(state)  # 2.
+            eval_due = evaluate is not None and (  # 3.
                 final
                 or (loop.eval_every_n_steps and step % loop.eval_every_n_steps == 0)
                 or state.should_stop
             )
-            if eval_due or (ckpt_cb is not None and signals.received is not None):
-                model.jax_state_sync()
             if eval_due and evaluate is not None:
+                model.jax_state_sync()
                 self.eval_metrics = {f"val_{k}": float(v) for k, v in evaluate().items()}
-                state.metrics.update(self.eval_metrics)
-                for cb in callbacks:
-                    cb.on_eval_end(loop, state, self.eval_metrics)
+                runner.eval_end(state, self.eval_metrics)
             if signals.received is not None and not state.should_stop:
                 state.should_stop = True
                 state.stop_reason = f"{signals.received}: checkpointed and stopped"
-            # 4. checkpoint
-            if ckpt_cb is not None and (
+            if ckpt_cb is not None and (  # 4.
                 step % ckpt_cb.every_n_steps == 0 or final or state.should_stop
             ):
                 model.jax_state_sync()
-                meta = {
-                    "step": step,
-                    "fingerprint": fingerprint,
-                    "metrics": _json_floats(state.metrics),
-                    "best": _json_floats(state.best),
-                    "callbacks": [
-                        cb.state_dict() if isinstance(cb, Callback) else {} for cb in loop.callbacks
-                    ],
-                }
-                checkpointer.save(step, capture_state(model), None, meta)
+                meta = runner.checkpoint_meta(state)
+                meta["fingerprint"] = fingerprint
+                meta["data"] = data_state(step)
+                checkpointer.save(step, capture_state(model), meta)
                 self.last_checkpoint = step
-                for cb in callbacks:
-                    cb.on_checkpoint(loop, state, step)
-            # 5. stop
-            if state.should_stop:
+                runner.checkpoint_done(state, step)
+            if state.should_stop:  # 5.
                 model.stop_training = True
 
     return Bridge()

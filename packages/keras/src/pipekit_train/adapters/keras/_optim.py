@@ -1,6 +1,6 @@
 """``optimizer_config`` → a Keras optimiser, schedules → ``keras.optimizers.schedules``.
 
-The names and the validation are core's (``pipekit_train._optim_spec``); this module
+The names and the validation are core's (``pipekit_train.optimizers``); this module
 maps them onto Keras. Optax-style keyword names (``b1``, ``b2``, ``eps``, ``decay``)
 become Keras' (``beta_1``, ``beta_2``, ``epsilon``, ``rho``); any other keyword must
 be one the Keras optimiser takes. What Keras cannot express (an optimiser it does not
@@ -14,8 +14,13 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from pipekit_train._optim_spec import OptimizerSpec, parse_optimizer_config
 from pipekit_train.errors import ConfigError
+from pipekit_train.optimizers import (
+    DECOUPLED_WEIGHT_DECAY,
+    OptimizerSpec,
+    parse_optimizer_config,
+    require_supported,
+)
 
 __all__ = ["KERAS_OPTIMIZERS", "resolve_keras_optimizer", "resolve_keras_schedule"]
 
@@ -37,8 +42,8 @@ KERAS_OPTIMIZERS: dict[str, tuple[str, dict[str, Any]]] = {
     "lamb": ("Lamb", {}),
 }
 
-#: Optimisers whose ``weight_decay`` is decoupled in pipekit's vocabulary too (Keras'
-#: ``weight_decay`` is always decoupled), with optax's default when it is not given.
+#: Optax's default decoupled weight decay of the optimisers that have one, used when
+#: ``weight_decay`` is not given (Keras' own defaults differ, e.g. AdamW's 0.004).
 _DECOUPLED_DEFAULTS: dict[str, float | None] = {
     "adamw": 1e-4,
     "lion": 1e-3,
@@ -127,19 +132,10 @@ def resolve_keras_schedule(keras: Any, lr: float | Mapping[str, Any], max_steps:
     raise AssertionError(name)  # pragma: no cover - core validated the name
 
 
-def _supported_text() -> str:
-    return ", ".join(KERAS_OPTIMIZERS)
-
-
 def resolve_keras_optimizer(keras: Any, config: Mapping[str, Any], max_steps: int) -> Any:
     """A fresh Keras optimiser for ``config`` (validated by core first)."""
     spec: OptimizerSpec = parse_optimizer_config(config, max_steps=max_steps)
-    if spec.name not in KERAS_OPTIMIZERS:
-        raise ConfigError(
-            f"{ROOT}.name: {spec.name!r} has no Keras optimiser; the keras backend supports "
-            f"{_supported_text()}",
-            field=f"{ROOT}.name",
-        )
+    require_supported(spec, KERAS_OPTIMIZERS, backend="keras")
     cls_name, fixed = KERAS_OPTIMIZERS[spec.name]
     cls = getattr(keras.optimizers, cls_name)
     params = inspect.signature(cls.__init__).parameters
@@ -157,7 +153,7 @@ def resolve_keras_optimizer(keras: Any, config: Mapping[str, Any], max_steps: in
             )
         kwargs[target] = value
     if spec.weight_decay is not None:
-        if spec.name not in _DECOUPLED_DEFAULTS:
+        if spec.name not in DECOUPLED_WEIGHT_DECAY:  # L2 in the vocabulary: Keras has none
             raise ConfigError(
                 f"{ROOT}.weight_decay: with {spec.name!r} pipekit's weight_decay is L2 added to "
                 "the gradient, which Keras optimisers do not offer (their weight_decay is "

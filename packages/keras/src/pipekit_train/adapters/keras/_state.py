@@ -10,11 +10,12 @@ stored flat under stable, index-prefixed names by core's Orbax ``Checkpointer``.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Any
 
 import numpy as np
+
+from pipekit_train.fingerprint import structure_digest as _digest
 
 __all__ = ["capture_state", "restore_state", "state_template", "structure_digest"]
 
@@ -69,9 +70,8 @@ def restore_state(model: Any, state: dict[str, dict[str, Any]]) -> None:
 
 def structure_digest(model: Any) -> str:
     """A short hash of every variable's key, shape and dtype (the resume guard's model)."""
-    text = ";".join(
-        f"{group}:{_NAMERS[group](i, v)}:{tuple(v.shape)}:{v.dtype}"
+    return _digest(
+        (f"{group}/{_NAMERS[group](i, v)}", tuple(v.shape), str(v.dtype))
         for group, vs in _groups(model).items()
         for i, v in enumerate(vs)
     )
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
