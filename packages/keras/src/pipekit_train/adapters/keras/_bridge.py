@@ -31,7 +31,7 @@ def make_last_value_metric(keras: Any) -> Any:
     step's own value (``state.window``), as on every other backend.
     """
 
-    class LastValue(keras.metrics.Metric):  # type: ignore[misc, name-defined]
+    class LastValue(keras.metrics.Metric):
         def __init__(self, name: str = "loss") -> None:
             super().__init__(name=name)
             self._last = self.add_variable(shape=(), initializer="zeros", name="last")
@@ -69,7 +69,7 @@ def make_bridge(
     intervals = event_intervals(loop, checkpointing=checkpointer is not None)
     ckpt_cb = loop.checkpoint_callback if checkpointer is not None else None
 
-    class Bridge(keras.callbacks.CallbackList):  # type: ignore[misc, name-defined]
+    class Bridge(keras.callbacks.CallbackList):
         def __init__(self) -> None:
             super().__init__([], add_history=True, add_progbar=False, model=model)
             self.pending: list[tuple[int, Any]] = []

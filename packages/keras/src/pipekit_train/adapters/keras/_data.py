@@ -24,7 +24,7 @@ def to_xy(batch: dict[str, Any]) -> tuple[Any, Any]:
 def make_step_dataset(keras: Any, source: BatchSource, start_step: int, num_steps: int) -> Any:
     """A ``PyDataset`` of ``num_steps`` batches: item ``i`` is ``source[start_step + i]``."""
 
-    class StepDataset(keras.utils.PyDataset):  # type: ignore[misc, name-defined]
+    class StepDataset(keras.utils.PyDataset):
         def __init__(self) -> None:
             super().__init__(workers=1, use_multiprocessing=False, max_queue_size=10)
 
