@@ -1,6 +1,6 @@
 """Run in a subprocess (simulated CPU devices come from XLA_FLAGS, read at JAX start-up).
 
-Usage: python _keras_data_parallel_worker.py OUT_NPZ DATA_PARALLEL(0/1) [BATCH_SIZE]
+Usage: python _keras_data_parallel_worker.py OUT DATA_PARALLEL(0/1) [BATCH [MAX_STEPS CKPT_DIR]]
 
 Trains the digits MLP 30 steps (evaluating at the end) and writes every model variable,
 the final metrics and how many devices each variable lives on; a ``PipekitError`` is printed as
@@ -15,13 +15,15 @@ import sys
 import numpy as np
 from _keras_helpers import digits, mlp
 
-from pipekit_train import TrainingLoop
+from pipekit_train import Checkpoint, TrainingLoop
 from pipekit_train.errors import PipekitError
 
 
 def main() -> None:
     out, data_parallel = sys.argv[1], sys.argv[2] == "1"
     batch_size = int(sys.argv[3]) if len(sys.argv) > 3 else 32
+    max_steps = int(sys.argv[4]) if len(sys.argv) > 4 else 30
+    ckpt = sys.argv[5] if len(sys.argv) > 5 else None
     model = mlp(hidden=32)
     loop = TrainingLoop(
         model_op=model,
@@ -29,7 +31,9 @@ def main() -> None:
         val_dataset=digits(100, offset=1500),
         loss="cross_entropy",
         batch_size=batch_size,
-        max_steps=30,
+        max_steps=max_steps,
+        checkpoint_dir=ckpt,
+        callbacks=[Checkpoint(every_n_steps=10)] if ckpt else [],
         log_every_n_steps=10,
         backend="keras",
         backend_options={"data_parallel": data_parallel},
@@ -49,6 +53,8 @@ def main() -> None:
         "placed_on": sorted(set(placed)),
         "final_metrics": info["final_metrics"],
         "logits_finite": bool(np.isfinite(logits).all()),
+        "resumed_from_step": info["resumed_from_step"],
+        "final_step": info["final_step"],
     }
     print(json.dumps(summary), flush=True)
 

@@ -13,7 +13,14 @@ import numpy as np
 import pytest
 from _keras_helpers import digits, mlp
 
-from pipekit_train import Callback, Checkpoint, EarlyStopping, TerminateOnNaN, TrainingLoop
+from pipekit_train import (
+    Callback,
+    Checkpoint,
+    EarlyStopping,
+    ProgressBar,
+    TerminateOnNaN,
+    TrainingLoop,
+)
 from pipekit_train.errors import TrainingError
 
 
@@ -59,7 +66,7 @@ def test_events_happen_at_their_exact_steps_in_the_driver_order(tmp_path: Path) 
         log_every_n_steps=10,
         eval_every_n_steps=15,
         checkpoint_dir=str(tmp_path / "ckpt"),
-        callbacks=[Checkpoint(every_n_steps=12, keep_last=None), trace],
+        callbacks=[Checkpoint(every_n_steps=12, keep_last=None), trace, ProgressBar(leave=False)],
         metric_writer=f"jsonl:{tmp_path / 'm.jsonl'}",
     ).run()
     steps = [s for kind, s in trace.events if kind == "step"]

@@ -21,8 +21,10 @@ import numpy as np
 WORKER = Path(__file__).with_name("_keras_data_parallel_worker.py")
 
 
-def _run(tmp: Path, devices: int, data_parallel: bool, batch: int = 32) -> tuple[dict, Path]:
-    out = tmp / f"dp-{devices}-{int(data_parallel)}.npz"
+def _run(
+    tmp: Path, devices: int, data_parallel: bool, batch: int = 32, *more: str
+) -> tuple[dict, Path]:
+    out = tmp / f"dp-{devices}-{int(data_parallel)}-{len(more)}.npz"
     env = dict(
         os.environ,
         XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
@@ -31,7 +33,7 @@ def _run(tmp: Path, devices: int, data_parallel: bool, batch: int = 32) -> tuple
         PJRT_NPROC="16",
     )
     proc = subprocess.run(
-        [sys.executable, str(WORKER), str(out), "1" if data_parallel else "0", str(batch)],
+        [sys.executable, str(WORKER), str(out), "1" if data_parallel else "0", str(batch), *more],
         capture_output=True,
         text=True,
         timeout=300,
@@ -60,3 +62,11 @@ def test_four_devices_match_one_device(tmp_path: Path) -> None:
 def test_batch_not_divisible_by_the_devices_is_config_error(tmp_path: Path) -> None:
     result, _ = _run(tmp_path, 3, True, batch=32)
     assert result == {"error": "ConfigError", "field": "batch_size"}
+
+
+def test_checkpoint_of_four_devices_resumes_on_one(tmp_path: Path) -> None:
+    ckpt = str(tmp_path / "ckpt")
+    first, _ = _run(tmp_path, 4, True, 32, "30", ckpt)
+    assert first["final_step"] == 30 and first["resumed_from_step"] is None
+    resumed, _ = _run(tmp_path, 1, False, 32, "40", ckpt)
+    assert resumed["resumed_from_step"] == 30 and resumed["final_step"] == 40

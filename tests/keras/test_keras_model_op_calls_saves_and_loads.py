@@ -11,7 +11,7 @@ import pytest
 from _keras_custom_model import TwoLayer
 from _keras_helpers import digits, mlp
 
-from pipekit_train import TrainingLoop
+from pipekit_train import Operator, TrainingLoop
 from pipekit_train.adapters.keras import KerasModelOp
 from pipekit_train.errors import ConfigError
 
@@ -28,6 +28,7 @@ def test_bare_model_comes_back_wrapped_and_callable() -> None:
     model = mlp()
     op = _train(model)
     assert isinstance(op, KerasModelOp) and op.model is model
+    assert isinstance(op, Operator)
     x = digits(8)["x"]
     np.testing.assert_allclose(
         np.asarray(op(x)), np.asarray(model.predict(x, verbose=0)), rtol=1e-6
