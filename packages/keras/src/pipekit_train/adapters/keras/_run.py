@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from importlib import metadata
 from typing import Any
 
 from pipekit_train._signals import StopSignals
@@ -223,7 +224,11 @@ def _fit(
         "backend": "keras",
         "keras_version": keras.__version__,
         "jax_version": jax.__version__,
+        "pipekit_versions": {
+            d: metadata.version(d) for d in ("pipekit-train-core", "pipekit-train-keras")
+        },
         "devices": [str(d) for d in jax.devices()],
+        "process_count": 1,
         "train_seconds": train_seconds,
         "steps_per_second": steps_run / train_seconds if train_seconds > 0 and steps_run else None,
         "final_step": state.step,
