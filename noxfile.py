@@ -39,7 +39,7 @@ DISTRIBUTIONS: dict[str, str] = {
     "pipekit-train-keras": "keras",
 }
 
-LINT_PATHS = ["packages", "tests", "examples", "benchmarks", "scripts", "noxfile.py"]
+LINT_PATHS = ["packages", "tests", "examples", "benchmarks", "scripts", "noxfile.py", "conftest.py"]
 
 TEST_ENV = {"JAX_PLATFORMS": "cpu"}
 
@@ -69,7 +69,7 @@ def tests_core(session: nox.Session) -> None:
 
 @nox.session(name="tests-core-jax", tags=["ci"])
 def tests_core_jax(session: nox.Session) -> None:
-    """Core with its jax, tensorboard and mlflow extras, runs tests/core_jax."""
+    """Core with its jax, tensorboard, mlflow and plot extras, runs tests/core_jax."""
     _uv_sync(
         session,
         "--package",
@@ -80,6 +80,8 @@ def tests_core_jax(session: nox.Session) -> None:
         "tensorboard",
         "--extra",
         "mlflow",
+        "--extra",
+        "plot",
         "--group",
         "test",
         "--no-editable",
@@ -122,24 +124,63 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", *paths)
 
 
+def typed_packages() -> dict[str, list[str]]:
+    """distribution → the import packages it ships, found from its ``src`` folder.
+
+    Core ships ``pipekit_train``; each backend the packages under
+    ``pipekit_train/adapters/``. A new backend under ``packages/`` is type-checked
+    without editing this file.
+    """
+    found: dict[str, list[str]] = {}
+    for dist, folder in DISTRIBUTIONS.items():
+        src = ROOT / "packages" / folder / "src"
+        if dist == CORE:
+            found[dist] = ["pipekit_train"]
+            continue
+        adapters = src / "pipekit_train" / "adapters"
+        found[dist] = sorted(
+            f"pipekit_train.adapters.{p.parent.name}" for p in adapters.glob("*/__init__.py")
+        )
+    return found
+
+
 @nox.session(tags=["ci"])
 def typecheck(session: nox.Session) -> None:
-    """mypy over core and the equinox backend, from source (see [tool.mypy])."""
-    _uv_sync(
-        session,
-        "--package",
-        "pipekit-train-equinox",
-        "--all-extras",
-        "--group",
-        "typecheck",
-    )
+    """mypy over every distribution's packages, from source (see [tool.mypy]).
+
+    The packages come from ``typed_packages()``; each backend's ``src`` folder is put on
+    ``MYPYPATH`` next to ``[tool.mypy] mypy_path``. Installed: every member with its
+    extras (for the third-party libraries' types) and the typecheck group.
+    """
+    _uv_sync(session, "--all-packages", "--all-extras", "--group", "typecheck")
+    packages = typed_packages()
+    paths = [str(ROOT / "packages" / DISTRIBUTIONS[d] / "src") for d in packages]
+    args = [arg for pkgs in packages.values() for pkg in pkgs for arg in ("-p", pkg)]
+    session.run("mypy", *args, *session.posargs, env={"MYPYPATH": os.pathsep.join(paths)})
+
+
+@nox.session(tags=["ci"])
+def docs(session: nox.Session) -> None:
+    """The site: ``mkdocs build --strict``; then every Python block of README.md and docs/.
+
+    The reference pages are generated from the code (scripts/gen_docs_reference.py). The
+    blocks run with pytest-markdown-docs (superfences syntax: ``{.python notest}`` marks
+    the few that cannot run here), each in its own temporary folder (conftest.py).
+    """
+    _uv_sync(session, "--all-packages", "--all-extras", "--group", "docs", "--group", "examples")
+    site = Path(session.create_tmp()) / "site"
+    quiet = {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
+    session.run("mkdocs", "build", "--strict", "--site-dir", str(site), env=quiet)
     session.run(
-        "mypy",
+        "pytest",
+        "--markdown-docs",
+        "--markdown-docs-syntax=superfences",
         "-p",
-        "pipekit_train",
-        "-p",
-        "pipekit_train.adapters.equinox",
+        "no:cacheprovider",
+        "README.md",
+        "docs",
         *session.posargs,
+        env=TEST_ENV,
     )
 
 

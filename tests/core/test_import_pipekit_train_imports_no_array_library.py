@@ -25,6 +25,8 @@ ARRAY_LIBRARIES = [
     "grain",
     "orbax",
     "tensorboardX",
+    "tensorboard",
+    "matplotlib",
     "mlflow",
 ]
 
@@ -38,6 +40,7 @@ MODULES = [
     "pipekit_train.writers",
     "pipekit_train.registry",
     "pipekit_train.cli",
+    "pipekit_train.plot",
 ]
 
 

@@ -1,6 +1,7 @@
-"""`metric_writer` accepts a writer object, a `{"kind": …, …}` dict or a `"kind:path"`
-string; anything else is a ConfigError naming `metric_writer` (with a suggestion for a
-misspelt kind)."""
+"""`resolve_writer` builds one writer from a writer object, a `{"kind": …, …}` dict or a
+`"kind:path"` string; anything else is a ConfigError naming `metric_writer` (with a
+suggestion for a misspelt kind). Bare names and lists need the loop's run folder
+(`tests/core/test_writers_by_name.py`)."""
 
 from __future__ import annotations
 
@@ -73,9 +74,11 @@ def test_the_dict_passed_in_is_not_modified() -> None:
         ("tensorbord:runs", "metric_writer.kind", "did you mean 'tensorboard'"),
         ({"path": "m.jsonl"}, "metric_writer.kind", "one of"),
         ({"kind": "wandb"}, "metric_writer.kind", "'wandb'"),
-        ({"kind": "jsonl"}, "metric_writer", "jsonl writer"),
+        ({"kind": "jsonl"}, "metric_writer", "no location"),
+        ("jsonl", "metric_writer", "writers_for_loop"),
         ({"kind": "csv", "path": "m", "mode": "w"}, "metric_writer", "mode"),
-        ("metrics.jsonl", "metric_writer", "'jsonl:PATH'"),
+        ("metrics.jsonl", "metric_writer", "did you mean 'jsonl:metrics.jsonl'"),
+        ("jsonl:", "metric_writer", "no location"),
         (42, "metric_writer", "int"),
         (["jsonl", "m"], "metric_writer", "list"),
     ],

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _ckpt_helpers import FINGERPRINT, child_env, data_iterator, make_state
+from _ckpt_helpers import FINGERPRINT, child_env, make_state
 
 from pipekit_train.jax.checkpoint import Checkpointer
 
@@ -29,7 +29,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 def ckpt_dir(tmp_path: Path) -> Path:
     with Checkpointer(tmp_path, keep_last=5, fingerprint=FINGERPRINT) as ck:
         for step in (1, 2):
-            ck.save(step, make_state(float(step)), data_iterator(), {"metrics": {"loss": 0.5}})
+            ck.save(step, make_state(float(step)), {"metrics": {"loss": 0.5}})
     return tmp_path
 
 

@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 from conftest import run_python
-
 from pipekit_train.jax.compile_cache import prune_cache
 
 

@@ -1,6 +1,8 @@
 """The session for core's extras really has them: every requirement they declare is installed.
 
-Runs in `nox -s tests-core-jax` (core with `--extra jax --extra tensorboard --extra mlflow`).
+Runs in `nox -s tests-core-jax` (core with `--extra jax --extra tensorboard --extra mlflow
+--extra plot`). The `[mlflow]` extra brings what MLflow's SQLite store needs beyond
+mlflow-skinny.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from importlib import metadata
 import pytest
 from packaging.requirements import Requirement
 
-EXTRAS = ["jax", "tensorboard", "mlflow"]
+EXTRAS = ["jax", "tensorboard", "mlflow", "plot"]
 
 
 def _requirements(extra: str) -> list[Requirement]:
@@ -26,3 +28,8 @@ def test_extra_is_declared_and_installed(extra: str) -> None:
     for req in reqs:
         version = metadata.version(req.name)
         assert req.specifier.contains(version, prereleases=True), (req, version)
+
+
+def test_mlflow_extra_covers_the_sqlite_store() -> None:
+    names = {r.name.lower() for r in _requirements("mlflow")}
+    assert {"mlflow-skinny", "sqlalchemy", "alembic"} <= names

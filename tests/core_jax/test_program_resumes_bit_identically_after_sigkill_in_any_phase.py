@@ -21,7 +21,7 @@ WORKER = str(Path(__file__).with_name("_program_worker.py"))
 
 def _run(ckpt: Path, out: Path, kill_at: int | None = None) -> list[str]:
     child = subprocess.Popen(
-        [sys.executable, WORKER, str(ckpt), str(out)],
+        [sys.executable, WORKER, str(ckpt), str(out)] + ([str(kill_at)] if kill_at else []),
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -31,7 +31,7 @@ def _run(ckpt: Path, out: Path, kill_at: int | None = None) -> list[str]:
     assert child.stdout is not None
     for line in child.stdout:
         lines.append(line.strip())
-        if kill_at is not None and line.startswith("STEP") and int(line.split()[1]) >= kill_at:
+        if kill_at is not None and line.startswith("STEP") and int(line.split()[1]) == kill_at:
             child.send_signal(signal.SIGKILL)
             break
     child.wait(timeout=120)

@@ -23,6 +23,8 @@ from .errors import (
     CheckpointError,
     ConfigError,
     DataError,
+    ExtraNotInstalledError,
+    LogsNotFoundError,
     PipekitError,
     TrainingError,
 )
@@ -54,6 +56,8 @@ __all__ = [
     "CheckpointError",
     "DataError",
     "TrainingError",
+    "LogsNotFoundError",
+    "ExtraNotInstalledError",
     "installed_backends",
     "ShardingSpec",
     "__version__",

@@ -152,6 +152,10 @@ class LogToExperiment(Callback):
     A metric with extra axes (one value per chain) is written as its mean. Metrics
     of a phase other than the run's last (counted) one, such as a sampler's
     warmup, are written as ``"<phase>/<name>"``.
+
+    A writer with the optional ``log_config`` / ``log_info`` methods also gets the
+    loop's configuration and the run's facts (backend, versions) at the start, and
+    the driver's end-of-run facts (final step, resume) at the end.
     """
 
     primary_only = True
@@ -166,6 +170,14 @@ class LogToExperiment(Callback):
                 )
         self.writer = writer
         self._last_written = -1
+
+    def on_run_start(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+        from .writers import loop_config, run_facts
+
+        if callable(getattr(self.writer, "log_config", None)):
+            self.writer.log_config(loop_config(loop))  # type: ignore[attr-defined]
+        if callable(getattr(self.writer, "log_info", None)):
+            self.writer.log_info(run_facts(loop))  # type: ignore[attr-defined]
 
     def on_step_end(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
         if state.step % loop.log_every_n_steps == 0 or state.step == loop.max_steps:
@@ -183,6 +195,8 @@ class LogToExperiment(Callback):
     def on_run_end(
         self, loop: TrainingLoop, state: TrainerCarryState, info: dict[str, Any]
     ) -> None:
+        if callable(getattr(self.writer, "log_info", None)):
+            self.writer.log_info(info)  # type: ignore[attr-defined]
         self.writer.flush()
 
     def on_exception(
@@ -338,36 +352,99 @@ class TerminateOnNaN(Callback):
 
 @dataclass
 class ProgressBar(Callback):
-    """A tqdm progress bar over ``max_steps`` that shows the latest metrics."""
+    """Progress over ``max_steps``: step, steps/s, ETA and the latest metrics.
+
+    On a terminal it is a tqdm bar on ``file`` (standard error by default); its
+    description is ``train[<backend>]``, or the sampler's phase
+    (``warmup[numpyro-mcmc]``) when the carry state has a ``phase``. When the
+    stream is not a terminal, or the ``CI`` environment variable is set, it
+    prints one plain line per ``log_every_n_steps`` (and at the end) instead,
+    which reads well in log files.
+    """
 
     leave: bool = True
+    file: Any = field(default=None, repr=False, compare=False)
     _bar: Any = field(default=None, init=False, repr=False, compare=False)
     primary_only = True
+    _plain: bool = field(default=False, init=False, repr=False, compare=False)
+    _start: tuple[float, int] = field(default=(0.0, 0), init=False, repr=False, compare=False)
+    _printed: int = field(default=-1, init=False, repr=False, compare=False)
+
+    def _stream(self) -> Any:
+        return self.file if self.file is not None else sys.stderr
 
     def on_run_start(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
-        from tqdm.auto import tqdm
+        import time
+
+        from ._progress import bar_width, describe, interactive
+
+        stream = self._stream()
+        self._start, self._printed = (time.perf_counter(), state.step), -1
+        self._plain = not interactive(stream)
+        if self._plain:
+            return
+        from tqdm import tqdm
 
         self._bar = tqdm(
             total=state.total_steps or loop.max_steps,
             initial=state.step,
-            desc=f"{state.phase}[{loop.backend}]",
+            desc=describe(loop.backend, getattr(state, "phase", None)),
+            unit="step",
             leave=self.leave,
-            file=sys.stderr,
-            dynamic_ncols=True,
+            file=stream,
+            **bar_width(stream),
         )
 
+    def _rate(self, step: int) -> float | None:
+        """Steps/s since the previous line (since the start for the first one).
+
+        The first interval includes compilation; later ones measure training alone, so
+        the ETA settles after the second line.
+        """
+        import time
+
+        now = time.perf_counter()
+        elapsed, done = now - self._start[0], step - self._start[1]
+        self._start = (now, step)
+        return done / elapsed if elapsed > 0 and done > 0 else None
+
+    def _print_line(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+        from ._progress import describe, status_line
+
+        if state.step == self._printed:
+            return
+        desc = describe(loop.backend, getattr(state, "phase", None))
+        total = state.total_steps or loop.max_steps
+        line = status_line(desc, state.step, total, self._rate(state.step), state.metrics)
+        stream = self._stream()
+        print(line, file=stream, flush=True)
+        self._printed = state.step
+
     def on_step_end(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+        if self._plain:
+            total = state.total_steps or loop.max_steps
+            if state.step % loop.log_every_n_steps == 0 or state.step >= total:
+                self._print_line(loop, state)
+            return
         if self._bar is None:
             return
-        self._bar.set_description(f"{state.phase}[{loop.backend}]", refresh=False)
+        from ._progress import describe, format_metrics
+
+        desc = describe(loop.backend, getattr(state, "phase", None))
+        if self._bar.desc != desc:
+            self._bar.set_description_str(desc, refresh=False)
         self._bar.update(state.step - self._bar.n)
-        shown = {k: v for k, v in state.metrics.items() if isinstance(v, float)}
+        shown = format_metrics(state.metrics)
         if shown:
-            self._bar.set_postfix({k: f"{v:.4g}" for k, v in list(shown.items())[:4]})
+            self._bar.set_postfix(shown)
 
     def on_run_end(
         self, loop: TrainingLoop, state: TrainerCarryState, info: dict[str, Any]
     ) -> None:
+        if self._plain:
+            self._print_line(loop, state)
+            self._plain = False
+            return
         if self._bar is not None:
             self._bar.update(state.step - self._bar.n)
             self._bar.close()

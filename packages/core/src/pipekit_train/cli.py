@@ -232,6 +232,9 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("directory", help="a TrainingLoop's checkpoint_dir")
     inspect.add_argument("--json", action="store_true", help="print JSON instead of a table")
     inspect.set_defaults(func=_cmd_inspect)
+    from .plot._cli import add_plot_command
+
+    add_plot_command(sub)
     return parser
 
 

@@ -154,6 +154,7 @@ class DriverResult:
     steps_run: int
     eval_metrics: dict[str, float] = field(default_factory=dict)
     trace: dict[str, Any] = field(default_factory=dict)
+    run_dir: str | None = None
 
 
 def run_driver(
@@ -196,13 +197,13 @@ def run_driver(
         total_steps=total,
     )
     state.phase = _phase_at(phases, 0).name
-    runner = CallbackRunner(loop, is_primary=is_primary)
     trace = _Trace()
     # Callbacks see the carry as the backend's pytree (e.g. the Equinox TrainState's
     # arrays), not the program's flat list of leaves.
     view = getattr(program, "tree", None) or (lambda c: c)
     resumed_from: int | None = None
     try:
+        runner = CallbackRunner(loop, is_primary=is_primary)
         with runner.guard(state):
             if checkpointer is not None:
                 restored = checkpointer.restore(program.checkpoint_template(carry))
@@ -315,6 +316,7 @@ def run_driver(
                 steps_run=state.step - first_step,
                 eval_metrics=eval_metrics,
                 trace=trace.arrays() if trace else {},
+                run_dir=None if runner.run_dir is None else str(runner.run_dir),
             )
     finally:
         if checkpointer is not None:

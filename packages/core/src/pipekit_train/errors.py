@@ -19,6 +19,8 @@ __all__ = [
     "CheckpointError",
     "DataError",
     "TrainingError",
+    "LogsNotFoundError",
+    "ExtraNotInstalledError",
     "closest",
 ]
 
@@ -55,6 +57,18 @@ class DataError(PipekitError, ValueError):
 
 class TrainingError(PipekitError):
     """Training stopped on a condition the user asked to be fatal (e.g. NaN loss)."""
+
+
+class LogsNotFoundError(PipekitError, FileNotFoundError):
+    """A run folder holds no metric logs to read (``pipekit-train plot``).
+
+    The message names the folder, where logs were looked for, and the
+    ``metric_writer`` setting that writes them.
+    """
+
+
+class ExtraNotInstalledError(PipekitError, ImportError):
+    """An optional feature's library is missing; the message has the ``pip install`` command."""
 
 
 def closest(name: str, valid: Iterable[str]) -> str:

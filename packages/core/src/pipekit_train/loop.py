@@ -70,8 +70,11 @@ class TrainingLoop:
         log_every_n_steps: cadence of training-metric logging.
         eval_every_n_steps: cadence of evaluation on ``val_dataset`` (``None``:
             only at the end of the run).
-        metric_writer: a ``MetricWriter``, ``{"kind": "jsonl", "path": …}`` or
-            ``"jsonl:PATH"``.
+        metric_writer: where metrics go: a writer name (``"jsonl"``, ``"csv"``,
+            ``"tensorboard"``, ``"mlflow"``; written under ``<checkpoint_dir>/logs/<kind>``,
+            or ``runs/<backend>-<time>/logs/<kind>`` without a ``checkpoint_dir``),
+            ``"kind:PATH"`` (``"mlflow:TRACKING_URI"``), ``{"kind": …, …}``, a
+            ``MetricWriter`` object, or a list of these.
         seed: the seed of the model-independent randomness (data order, step keys).
         backend: the backend name; resolved at ``run()``.
         sharding: a ``ShardingSpec`` for multi-device / multi-host training.
@@ -152,9 +155,9 @@ class TrainingLoop:
                 )
             self.checkpoint_dir = os.fspath(self.checkpoint_dir)
         if self.metric_writer is not None:
-            from .writers import resolve_writer
+            from .writers import check_writer_spec
 
-            resolve_writer(self.metric_writer)
+            check_writer_spec(self.metric_writer)
         check_backend_name(self.backend)
         if self.sharding is not None and not all(
             hasattr(self.sharding, a) for a in ("mesh", "model_pspec", "data_pspec")

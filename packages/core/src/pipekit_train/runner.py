@@ -71,11 +71,14 @@ class CallbackRunner:
         self.is_primary = is_primary
         self.callbacks: list[Callback] = []
         self.writer: Any = None
+        self.run_dir: Any = None
         self._closed = False
         if loop.metric_writer is not None and is_primary:
-            from .writers import resolve_writer
+            from .writers import MultiWriter, resolve_writers, run_dir_for
 
-            self.writer = resolve_writer(loop.metric_writer)
+            # Built here, before training starts: a bad log folder is a ConfigError now.
+            self.run_dir = run_dir_for(loop)
+            self.writer = MultiWriter(resolve_writers(loop.metric_writer, self.run_dir))
             self.callbacks.append(LogToExperiment(self.writer))
         for cb in loop.callbacks:
             if isinstance(cb, Callback) and (is_primary or not cb.primary_only):

@@ -3,10 +3,26 @@
 Every writer implements the ``MetricWriter`` protocol. JSON lines and CSV need
 nothing beyond the standard library; TensorBoard needs the ``[tensorboard]``
 extra (tensorboardX) and MLflow the ``[mlflow]`` extra, imported only when such
-a writer is built.
+a writer is opened.
+
+``metric_writer`` names writers (``"tensorboard"``, ``["jsonl", "mlflow"]``),
+placed in the run folder (``checkpoint_dir``, else ``runs/<backend>-<time>``)
+under ``logs/<kind>``; see ``writers_for_loop`` and ``docs/writers.md``.
 """
 
-from ._base import MetricWriter, resolve_writer, writer_to_config
+from ._base import MetricWriter, writer_to_config
+from ._config import flatten, loop_config, run_facts
+from ._multi import MultiWriter
+from ._resolve import (
+    LOGS_DIR,
+    WRITER_KINDS,
+    check_writer_spec,
+    default_location,
+    resolve_writer,
+    resolve_writers,
+    run_dir_for,
+    writers_for_loop,
+)
 from .csv import CsvWriter
 from .jsonl import JsonlWriter
 from .mlflow import MlflowWriter
@@ -14,10 +30,21 @@ from .tensorboard import TensorBoardWriter
 
 __all__ = [
     "MetricWriter",
+    "MultiWriter",
     "JsonlWriter",
     "CsvWriter",
     "TensorBoardWriter",
     "MlflowWriter",
+    "WRITER_KINDS",
+    "LOGS_DIR",
+    "check_writer_spec",
+    "default_location",
     "resolve_writer",
+    "resolve_writers",
+    "run_dir_for",
+    "writers_for_loop",
     "writer_to_config",
+    "loop_config",
+    "flatten",
+    "run_facts",
 ]

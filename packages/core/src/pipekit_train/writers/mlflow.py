@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from typing import Any
 from urllib.parse import urlparse
 
 from ..errors import ConfigError
 
 _DATABASE_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql")
+# MLflow's limits (mlflow.utils.validation): keys, values, entries per log_batch call.
+_MAX_KEY, _MAX_PARAM, _MAX_TAG, _PER_BATCH = 250, 6000, 8000, 100
+_BAD_KEY_CHARS = re.compile(r"[^\w\-. /]")
+
+
+def _key(name: str) -> str:
+    """A valid MLflow param / tag key (alphanumerics, ``_ - . /`` and spaces)."""
+    return _BAD_KEY_CHARS.sub("_", name)[:_MAX_KEY]
 
 
 def _scheme(uri: str) -> str:
@@ -28,8 +37,12 @@ class MlflowWriter:
     refuses it unless ``MLFLOW_ALLOW_FILE_STORE`` is true; for a ``file:`` (or
     plain path) URI this writer sets that variable when it is unset (an explicit
     value is respected). A database store (``sqlite:///mlflow.db``, MLflow's own
-    recommendation) also needs ``sqlalchemy`` and ``alembic`` installed (full
-    ``mlflow`` brings them).
+    recommendation) also needs ``sqlalchemy`` and ``alembic``, which the
+    ``[mlflow]`` extra installs.
+
+    ``log_config`` logs the loop's configuration as run *params* (flattened keys
+    such as ``optimizer_config.lr``); ``log_info`` logs run facts (backend,
+    library versions, final step) as *tags* prefixed ``pipekit.``.
     """
 
     def __init__(
@@ -90,6 +103,28 @@ class MlflowWriter:
             self.run_id,
             metrics=[Metric(k, float(v), now, int(step)) for k, v in metrics.items()],
         )
+
+    def log_config(self, config: dict[str, Any]) -> None:
+        """The flattened config as params (values longer than MLflow allows are cut)."""
+        from mlflow.entities import Param
+
+        from ._config import flatten
+
+        client = self._open()
+        params = [Param(_key(k), str(v)[:_MAX_PARAM]) for k, v in flatten(config).items()]
+        for i in range(0, len(params), _PER_BATCH):
+            client.log_batch(self.run_id, params=params[i : i + _PER_BATCH])
+
+    def log_info(self, info: dict[str, Any]) -> None:
+        """Run facts as ``pipekit.<key>`` tags (a later value replaces an earlier one)."""
+        from mlflow.entities import RunTag
+
+        from ._config import flatten
+
+        client = self._open()
+        tags = [RunTag(_key(f"pipekit.{k}"), str(v)[:_MAX_TAG]) for k, v in flatten(info).items()]
+        for i in range(0, len(tags), _PER_BATCH):
+            client.log_batch(self.run_id, tags=tags[i : i + _PER_BATCH])
 
     def flush(self) -> None:
         """MLflow's client writes synchronously; nothing to flush."""

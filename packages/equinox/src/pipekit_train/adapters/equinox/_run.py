@@ -284,6 +284,7 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         "interrupted": result.interrupted,
         "steps_per_call": options.steps_per_call,
         "sharding": placement.describe(),
+        "run_dir": result.run_dir,
     }
     return trained, info
 
