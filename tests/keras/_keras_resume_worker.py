@@ -5,7 +5,9 @@ Usage: python _keras_resume_worker.py CKPT_DIR OUT_NPZ MODE [AT]
 Trains a dropout MLP on digits (parameters depend on the dropout RNG stream and the
 data order) for MAX_STEPS steps, checkpointing every 20, logging every 5. Prints
 ``step N`` at every host event (the parent may SIGKILL it at any moment;
-``PIPEKIT_TEST_EVENT_SLEEP`` seconds of sleep per event slow it down for that). MODE:
+``PIPEKIT_TEST_EVENT_SLEEP`` seconds of sleep per event slow it down for that, and
+``PIPEKIT_TEST_WAIT_COMMIT`` holds it at step 35 until a checkpoint has committed, so
+that a loaded machine cannot finish the run before the parent kills it). MODE:
 ``run`` (no interruption), ``kill-after-checkpoint`` (SIGKILL right after the
 checkpoint of step AT was handed to the asynchronous writer), ``sigterm`` /
 ``sigint`` (sends itself that signal at the event of step AT). At a normal end it
@@ -29,6 +31,15 @@ from pipekit_train import Callback, Checkpoint, TrainingLoop
 MAX_STEPS = 80
 
 
+def _wait_for_a_commit(directory: str, timeout: float = 120.0) -> None:
+    """Block until a checkpoint step has committed (the first async save can be slow)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if os.path.isdir(directory) and any(p.isdigit() for p in os.listdir(directory)):
+            return
+        time.sleep(0.05)
+
+
 class Recorder(Callback):
     def __init__(self, mode: str, at: int) -> None:
         self.mode, self.at = mode, at
@@ -37,6 +48,8 @@ class Recorder(Callback):
     def on_step_end(self, loop, state) -> None:
         for step, loss in zip(state.window_steps, state.window["loss"], strict=True):
             self.losses[step] = float(loss)
+        if os.environ.get("PIPEKIT_TEST_WAIT_COMMIT") and state.step >= 35:
+            _wait_for_a_commit(loop.checkpoint_dir)
         print(f"step {state.step}", flush=True)
         time.sleep(float(os.environ.get("PIPEKIT_TEST_EVENT_SLEEP", "0")))  # a slower run
         if state.step == self.at and self.mode in ("sigterm", "sigint"):
