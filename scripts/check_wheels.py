@@ -52,7 +52,11 @@ MODULES: dict[str, list[str]] = {
 # Backend entry points each distribution must register (name → module); any other is an error.
 ENTRY_POINTS: dict[str, dict[str, str]] = {
     "pipekit-train-equinox": {"equinox": "pipekit_train.adapters.equinox"},
+    "pipekit-train-keras": {"keras": "pipekit_train.adapters.keras"},
 }
+
+# What a backend's own venv must not hold (Keras runs on JAX: TensorFlow never comes along).
+ABSENT: dict[str, tuple[str, ...]] = {"pipekit-train-keras": ("tensorflow",)}
 
 # Heavy frameworks a bare `pip install pipekit-train-core` must not pull in.
 NOT_IN_CORE = ("jax", "jaxlib", "torch", "keras", "numpyro")
@@ -225,7 +229,7 @@ class Checker:
                 job.probe([dist], {}, absent=NOT_IN_CORE)
                 job.backends_command()
             else:
-                job.probe([dist], ENTRY_POINTS.get(dist, {}))
+                job.probe([dist], ENTRY_POINTS.get(dist, {}), absent=ABSENT.get(dist, ()))
         return job
 
     def check_core_then_equinox(self) -> Job:
