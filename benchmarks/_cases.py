@@ -196,6 +196,58 @@ def case_backend_vs_scan_loop(data: dict[str, np.ndarray], s: Settings) -> list[
     ]
 
 
+# -- case 9: the keras backend against plain Keras fit --------------------------------------
+
+
+def case_keras_backend(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
+    """9: ``backend="keras"`` (log/50, no checkpoint) ÷ plain ``model.fit`` on the same model.
+
+    Both at Keras' default ``steps_per_execution=1`` (a Python loop over a one-step jitted
+    function either way, so larger values buy nothing), the reference on numpy arrays with
+    ``shuffle=True``; 9b adds a checkpoint every 500 steps to the backend.
+    """
+    from _keras_ref import keras_backend_seconds_per_step, keras_seconds_per_step
+
+    w = s.window
+    spe = len(data["x"]) // BATCH
+    epochs = 1 + max(1, round(w / spe))
+    start = 550  # after the first checkpoint (step 500) of 9b and its one-time set-up
+    runs: dict[str, Callable[[], float]] = {
+        "fit": lambda: keras_seconds_per_step(data, steps_per_execution=1, epochs=epochs),
+        "backend": lambda: keras_backend_seconds_per_step(data, start=start, window=w),
+        "backend_ckpt": lambda: keras_backend_seconds_per_step(
+            data, start=start, window=w, checkpoint_every=500
+        ),
+    }
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for r in range(s.repeats):
+        for name in _rotate(list(runs), r):
+            times[name].append(runs[name]())
+        _say(
+            f"  round {r + 1}/{s.repeats}: "
+            + ", ".join(f"{n} {1 / times[n][-1]:.0f}/s" for n in runs)
+        )
+    rows = []
+    for case, what, ours in (
+        ("9", "keras backend, log/50 ÷ plain Keras `fit` (same model and data)", "backend"),
+        ("9b", "keras backend, log/50, ckpt/500 ÷ plain Keras `fit`", "backend_ckpt"),
+    ):
+        ratio = paired_ratio(times["fit"], times[ours])
+        rows.append(
+            Row(
+                case,
+                what,
+                _rate(median(times[ours])),
+                _rate(median(times["fit"])),
+                f"{ratio:.2f}",
+                "≥ 0.97",
+                ratio >= 0.97,
+                {"ours_s_per_step": times[ours], "reference_s_per_step": times["fit"]},
+            )
+        )
+    return rows
+
+
 # -- case 4: the Grain batch path against in-memory slicing, feeding the same step ------------
 
 
@@ -268,7 +320,7 @@ def case_data_path(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
             start = time.perf_counter()
             metrics = None
             for i in range(chunks):
-                carry, metrics = program.train_chunk(carry, stream.next_chunk(k), i * k, k)
+                carry, metrics, _ = program.train_chunk(carry, stream.next_chunk(k), i * k, k)
             jax.block_until_ready((carry, metrics))
             return time.perf_counter() - start, carry
 
@@ -529,7 +581,7 @@ def _program_sweep(data: dict[str, np.ndarray], s: Settings) -> dict[int, list[f
         start = time.perf_counter()
         metrics = None
         for _ in range(chunks):
-            carry, metrics = program.train_chunk(carry, stream.next_chunk(k), 0, k)
+            carry, metrics, _ = program.train_chunk(carry, stream.next_chunk(k), 0, k)
         jax.block_until_ready((carry, metrics))
         return time.perf_counter() - start, carry
 

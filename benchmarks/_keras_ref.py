@@ -68,3 +68,52 @@ def keras_seconds_per_step(
     model.fit(x, y, batch_size=BATCH, epochs=epochs, verbose=0, callbacks=[stamps], shuffle=True)
     steps = (len(x) // BATCH) * (epochs - 1)
     return (stamps.at[-1] - stamps.at[0]) / steps
+
+
+def keras_backend_seconds_per_step(
+    data: dict[str, np.ndarray],
+    *,
+    start: int,
+    window: int,
+    log_every: int = 50,
+    checkpoint_every: int | None = None,
+) -> float:
+    """Steps ``(start, start + window]`` of ``TrainingLoop(..., backend="keras").run()``.
+
+    The same Sequential as :func:`keras_seconds_per_step`, AdamW (lr 1e-3), cross-entropy
+    on logits, batch 128, over core's batch order; timed by a pipekit callback at host
+    events (each follows the bridge's fetch of the window's losses: a device sync).
+    """
+    import tempfile
+
+    from _common import OPTIMIZER_CONFIG, Stamps
+
+    from pipekit_train import Checkpoint, TrainingLoop
+
+    keras = _keras()
+    model = keras.Sequential(
+        [
+            keras.Input((64,)),
+            keras.layers.Dense(256, activation="relu"),
+            keras.layers.Dense(256, activation="relu"),
+            keras.layers.Dense(10),
+        ]
+    )
+    stamps = Stamps()
+    callbacks: list[Any] = [stamps]
+    with tempfile.TemporaryDirectory(prefix="pipekit-bench-keras-") as tmp:
+        if checkpoint_every is not None:
+            callbacks.append(Checkpoint(every_n_steps=checkpoint_every, keep_last=2))
+        TrainingLoop(
+            model_op=model,
+            dataset=data,
+            loss="cross_entropy",
+            batch_size=BATCH,
+            max_steps=start + window,
+            optimizer_config=dict(OPTIMIZER_CONFIG),
+            callbacks=callbacks,
+            checkpoint_dir=tmp if checkpoint_every is not None else None,
+            log_every_n_steps=log_every,
+            backend="keras",
+        ).run()
+    return (stamps.at[start + window] - stamps.at[start]) / window

@@ -4,7 +4,8 @@ Called by ``nox -s wheels`` after ``uv build --package X --no-sources`` for ever
 
     python scripts/check_wheels.py --dist DIST_DIR --work WORK_DIR [--only NAME ...] [--jobs N]
 
-For every distribution, in a fresh ``python -m venv`` with plain pip: install it from DIST_DIR
+For every distribution, in a fresh ``python -m venv`` with plain pip (``uv pip`` for the ones
+that pull in torch, whose CUDA build pip would download anew each time): install it from DIST_DIR
 (``--find-links``; its third-party dependencies come from the package index, the
 pipekit-train-* ones are pinned to the wheels just built), ``pip check``, import every module it
 ships from site-packages, and load every ``pipekit_train.backends`` entry point it brings. For
@@ -31,6 +32,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+# Distributions that pull in torch: installed with `uv pip` (see Job.pip_install).
+VIA_UV = {"pipekit-train-lightning"}
+
 # distribution → the import paths it ships
 MODULES: dict[str, list[str]] = {
     "pipekit-train-core": ["pipekit_train", "pipekit_train.adapters"],
@@ -52,7 +56,11 @@ ENTRY_POINTS: dict[str, dict[str, str]] = {
         "numpyro-svi": "pipekit_train.adapters.numpyro_svi",
         "numpyro-mcmc": "pipekit_train.adapters.numpyro_mcmc",
     },
+    "pipekit-train-keras": {"keras": "pipekit_train.adapters.keras"},
 }
+
+# What a backend's own venv must not hold (Keras runs on JAX: TensorFlow never comes along).
+ABSENT: dict[str, tuple[str, ...]] = {"pipekit-train-keras": ("tensorflow",)}
 
 # Heavy frameworks a bare `pip install pipekit-train-core` must not pull in.
 NOT_IN_CORE = ("jax", "jaxlib", "torch", "keras", "numpyro")
@@ -129,6 +137,24 @@ class Job:
         self.run([sys.executable, "-m", "venv", self.bin.parent])
 
     def pip_install(self, *names: str) -> bool:
+        if any(n in VIA_UV for n in names) and shutil.which("uv"):
+            # Same wheels from the same index, installed by uv (hard-linked from its cache):
+            # pip would download and unpack torch's ~5 GB CUDA build on every run.
+            uv_cmd: list[str | Path] = [
+                "uv",
+                "pip",
+                "install",
+                "--quiet",
+                "--python",
+                self.bin / "python",
+                "--find-links",
+                self.checker.dist_dir,
+                "--constraint",
+                self.checker.constraints,
+                *names,
+            ]
+            show = f"uv pip install --find-links DIST {' '.join(names)}"
+            return self.run(uv_cmd, show=show).returncode == 0
         cmd: list[str | Path] = [
             self.bin / "python",
             "-m",
@@ -207,7 +233,7 @@ class Checker:
                 job.probe([dist], {}, absent=NOT_IN_CORE)
                 job.backends_command()
             else:
-                job.probe([dist], ENTRY_POINTS.get(dist, {}))
+                job.probe([dist], ENTRY_POINTS.get(dist, {}), absent=ABSENT.get(dist, ()))
         return job
 
     def check_core_then_equinox(self) -> Job:

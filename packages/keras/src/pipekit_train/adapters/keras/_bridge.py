@@ -1,0 +1,133 @@
+"""Drive pipekit callbacks, evaluation and checkpoints from inside Keras' ``fit``.
+
+A ``keras.callbacks.CallbackList`` subclass is handed to ``fit``. After each step it
+only keeps that step's logs (device arrays, no host transfer); at a host event —
+every cadence of ``pipekit_train.runner.event_intervals``, ``max_steps``, or a
+SIGTERM / first Ctrl-C — it fetches the window in one transfer and runs the
+driver's order through core's ``CallbackRunner``: ``step_end`` → evaluation →
+``eval_end`` → checkpoint → ``checkpoint_done`` → stop (``model.stop_training``).
+A plain ``keras.callbacks.Callback`` overriding ``on_train_batch_end`` would make
+Keras convert the logs to Python floats after every step (a device sync, ~15 %
+slower on the digits MLP); this avoids it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pipekit_train.carry import TrainerCarryState
+from pipekit_train.runner import CallbackRunner, event_intervals
+
+from ._state import capture_state
+
+__all__ = ["make_bridge", "make_last_value_metric"]
+
+
+def make_last_value_metric(keras: Any) -> Any:
+    """A metric holding the last step's loss, to replace Keras' running-mean tracker.
+
+    Keras logs the *epoch's running mean* of the loss; pipekit callbacks see each
+    step's own value (``state.window``), as on every other backend.
+    """
+
+    class LastValue(keras.metrics.Metric):
+        def __init__(self, name: str = "loss") -> None:
+            super().__init__(name=name)
+            self._last = self.add_variable(shape=(), initializer="zeros", name="last")
+
+        def update_state(self, values: Any, sample_weight: Any = None) -> None:
+            self._last.assign(keras.ops.cast(values, self._last.dtype))
+
+        def result(self) -> Any:
+            return self._last.value
+
+        def reset_state(self) -> None:
+            self._last.assign(0.0)
+
+    return LastValue()
+
+
+def make_bridge(
+    keras: Any,
+    *,
+    loop: Any,
+    model: Any,
+    state: TrainerCarryState,
+    runner: CallbackRunner,
+    evaluate: Callable[[], dict[str, float]] | None,
+    checkpointer: Any,
+    fingerprint: dict[str, Any],
+    signals: Any,
+    start_step: int,
+    data_state: Callable[[int], dict[str, Any]],
+    rates: Callable[[list[int]], list[float]] | None = None,
+) -> Any:
+    """The ``CallbackList`` passed to ``fit`` (see the module docstring)."""
+    import jax
+
+    intervals = event_intervals(loop, checkpointing=checkpointer is not None)
+    ckpt_cb = loop.checkpoint_callback if checkpointer is not None else None
+
+    class Bridge(keras.callbacks.CallbackList):
+        def __init__(self) -> None:
+            super().__init__([], add_history=True, add_progbar=False, model=model)
+            self.pending: list[tuple[int, Any]] = []
+            self.eval_metrics: dict[str, float] = {}
+            self.last_checkpoint: int | None = None
+
+        def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+            step = start_step + int(batch) + 1
+            self.pending.append((step, logs))
+            due = step >= loop.max_steps or any(step % n == 0 for n in intervals)
+            if due or signals.received is not None:
+                self._event(step)
+
+        def _fetch(self, step: int) -> None:
+            host = jax.device_get([dict(logs or {}) for _, logs in self.pending])
+            window: dict[str, list[float]] = {}
+            for values in host:
+                for name, value in values.items():
+                    try:
+                        window.setdefault(name, []).append(float(value))
+                    except (TypeError, ValueError):
+                        continue
+            steps = [s for s, _ in self.pending]
+            if rates is not None:
+                window["lr"] = rates(steps)
+            self.pending = []
+            state.window, state.window_steps, state.step = window, steps, step
+            for name, seq in window.items():
+                if seq:
+                    state.metrics[name] = seq[-1]
+
+        def _event(self, step: int) -> None:
+            self._fetch(step)  # 1. one transfer for the whole window
+            final = step >= loop.max_steps
+            runner.step_end(state)  # 2.
+            eval_due = evaluate is not None and (  # 3.
+                final
+                or (loop.eval_every_n_steps and step % loop.eval_every_n_steps == 0)
+                or state.should_stop
+            )
+            if eval_due and evaluate is not None:
+                model.jax_state_sync()
+                self.eval_metrics = {f"val_{k}": float(v) for k, v in evaluate().items()}
+                runner.eval_end(state, self.eval_metrics)
+            if signals.received is not None and not state.should_stop:
+                state.should_stop = True
+                state.stop_reason = f"{signals.received}: checkpointed and stopped"
+            if ckpt_cb is not None and (  # 4.
+                step % ckpt_cb.every_n_steps == 0 or final or state.should_stop
+            ):
+                model.jax_state_sync()
+                meta = runner.checkpoint_meta(state)
+                meta["fingerprint"] = fingerprint
+                meta["data"] = data_state(step)
+                checkpointer.save(step, capture_state(model), meta)
+                self.last_checkpoint = step
+                runner.checkpoint_done(state, step)
+            if state.should_stop:  # 5.
+                model.stop_training = True
+
+    return Bridge()

@@ -1,0 +1,100 @@
+"""What only the keras backend can check, before ``fit``: model, loss, data, cadence."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pipekit_train.errors import ConfigError, DataError, PipekitError
+from pipekit_train.runner import event_intervals
+
+from ._data import to_xy
+from ._losses import KerasTask, resolve_keras_loss
+
+__all__ = ["unwrap_model", "check_fits", "compile_loss", "check_steps_per_execution"]
+
+
+def unwrap_model(keras: Any, model_op: Any) -> Any:
+    """The ``keras.Model`` of a ``KerasModelOp`` (or the bare model); else ``ConfigError``."""
+    model = getattr(model_op, "model", model_op)
+    if not isinstance(model, keras.Model):
+        raise ConfigError(
+            "TrainingLoop.model_op must be a keras.Model or a KerasModelOp for the keras "
+            f"backend; got {type(model_op).__name__}",
+            field="model_op",
+        )
+    return model
+
+
+def _describe(batch: dict[str, Any]) -> str:
+    return ", ".join(f"{k}: {np.asarray(v).dtype}{list(np.shape(v))}" for k, v in batch.items())
+
+
+def check_fits(model: Any, loss_fn: Any, batch: dict[str, Any], field: str) -> None:
+    """Run the model (inference mode) and the loss on one real batch.
+
+    A model that cannot take the batch is a ``DataError`` naming ``field``; a loss
+    that cannot compare the output with the targets, or is not a scalar, is a
+    ``ConfigError`` naming ``loss``. Inference mode draws no dropout randomness,
+    so this changes no state that training depends on.
+    """
+    x, y = to_xy(batch)
+    try:
+        pred = model(x, training=False)
+    except Exception as exc:
+        raise DataError(
+            f"TrainingLoop.{field} does not fit the model: calling it on one batch "
+            f"({_describe(batch)}) failed: {type(exc).__name__}: {exc}. Give x with the "
+            "shape and dtype the model's input expects"
+        ) from exc
+    try:
+        value = loss_fn(y, pred)
+    except PipekitError:
+        raise
+    except Exception as exc:
+        raise ConfigError(
+            f"TrainingLoop.loss cannot compare the model's output {tuple(pred.shape)} with "
+            f"the targets of {field} ({_describe(batch)}): {type(exc).__name__}: {exc}",
+            field="loss",
+        ) from exc
+    if tuple(getattr(value, "shape", ())) != ():
+        raise ConfigError(
+            f"TrainingLoop.loss must return a scalar, but it returns shape "
+            f"{tuple(value.shape)}; reduce it (e.g. with .mean())",
+            field="loss",
+        )
+
+
+def compile_loss(keras: Any, loop: Any, first_y: Any) -> tuple[Any, Any]:
+    """(what ``compile(loss=…)`` gets, the same as a ``(y_true, y_pred)`` function)."""
+    if isinstance(loop.task, KerasTask):
+        loss = loop.task.loss
+        fn = keras.losses.get(loss) if isinstance(loss, str) else loss
+        if fn is None or not callable(fn):
+            raise ConfigError(
+                f"TrainingLoop.task.loss {loss!r} is not a Keras loss", field="task.loss"
+            )
+        return loss, fn
+    if loop.task is not None:
+        raise ConfigError(
+            "TrainingLoop.task must be a pipekit_train.adapters.keras.KerasTask for the keras "
+            f"backend, got {type(loop.task).__name__}",
+            field="task",
+        )
+    loss = resolve_keras_loss(keras, loop.loss, first_y)
+    return loss, loss
+
+
+def check_steps_per_execution(loop: Any, k: int) -> None:
+    """Keras calls callbacks every ``k`` steps: every cadence must be a multiple of ``k``."""
+    if k == 1:
+        return
+    for n in [*event_intervals(loop), loop.max_steps]:
+        if n % k:
+            raise ConfigError(
+                f"backend_options.steps_per_execution={k}: Keras runs callbacks only every "
+                f"{k} steps, so every cadence (log/eval/checkpoint every, max_steps) must be "
+                f"a multiple of it, and {n} is not",
+                field="backend_options.steps_per_execution",
+            )

@@ -1,0 +1,241 @@
+"""``run(loop)``: train a ``TrainingLoop`` with Keras 3 ``compile`` + ``fit`` on JAX.
+
+Order: validate everything (options, model, data on one batch, loss, optimiser,
+cadence) → compile → restore the newest checkpoint (every model and optimiser
+variable, the step) → ``fit`` over a ``PyDataset`` of exactly the remaining steps,
+with the bridge driving pipekit callbacks, evaluation and checkpoints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from importlib import metadata
+from typing import Any
+
+from pipekit_train._signals import StopSignals
+from pipekit_train.carry import TrainerCarryState
+from pipekit_train.errors import CheckpointError, ConfigError
+from pipekit_train.fingerprint import fingerprint as core_fingerprint
+from pipekit_train.jax.data import BatchSource, eval_batches, normalize_dataset
+from pipekit_train.runner import CallbackRunner
+
+from ._bridge import make_bridge, make_last_value_metric
+from ._checks import check_fits, check_steps_per_execution, compile_loss, unwrap_model
+from ._data import make_step_dataset
+from ._distribute import data_parallel, relayout
+from ._env import import_keras
+from ._eval import make_evaluator
+from ._losses import KerasTask, classification_kind
+from ._op import KerasModelOp
+from ._optim import make_rate_of_steps, resolve_keras_optimizer
+from ._options import KerasOptions, parse_options
+from ._state import restore_state, state_template, structure_digest
+
+__all__ = ["run", "fingerprint"]
+
+
+def fingerprint(loop: Any, model: Any, dataset_length: int) -> dict[str, Any]:
+    """The resume guard stored in every checkpoint (core's, with the variables' digest)."""
+    return core_fingerprint(
+        loop,
+        backend="keras",
+        model_structure=structure_digest(model),
+        dataset_length=dataset_length,
+    )
+
+
+def _enable_cache(options: KerasOptions) -> None:
+    if options.compilation_cache in (None, "off"):
+        return
+    from pipekit_train.jax.compile_cache import enable_compilation_cache
+
+    try:
+        enable_compilation_cache(options.compilation_cache)
+    except OSError as exc:
+        raise ConfigError(
+            "backend_options.compilation_cache: cannot use "
+            f"{options.compilation_cache!r} as JAX's compilation cache folder: "
+            f"{exc.strerror or exc}; give a writable folder or 'off'",
+            field="backend_options.compilation_cache",
+        ) from exc
+
+
+def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
+    """Train ``loop`` with Keras ``fit`` for exactly ``max_steps`` steps (resuming if possible).
+
+    Every user mistake is a ``PipekitError`` raised before ``fit`` starts. Returns a
+    ``KerasModelOp`` over the trained model (the given op when one was given) and
+    ``backend_info``.
+    """
+    started = time.perf_counter()
+    options = parse_options(loop.backend_options)
+    keras = import_keras()
+    _enable_cache(options)
+    model = unwrap_model(keras, loop.model_op)
+    op = loop.model_op if isinstance(loop.model_op, KerasModelOp) else KerasModelOp(model)
+    train = normalize_dataset(loop.dataset, "TrainingLoop.dataset")
+    val = (
+        normalize_dataset(loop.val_dataset, "TrainingLoop.val_dataset")
+        if loop.val_dataset is not None
+        else None
+    )
+    source = BatchSource(train, loop.batch_size, loop.seed)
+    first = source[0]
+    loss, loss_fn = compile_loss(keras, loop, first["y"])
+    optimizer = resolve_keras_optimizer(keras, loop.optimizer_config, loop.max_steps)
+    check_steps_per_execution(loop, options.steps_per_execution)
+    check_fits(model, loss_fn, first, "dataset")
+    if val is not None:
+        check_fits(model, loss_fn, next(iter(eval_batches(val, loop.batch_size))), "val_dataset")
+    distribution = data_parallel(keras, options.data_parallel, loop.batch_size)
+    scope = distribution.scope() if distribution is not None else contextlib.nullcontext()
+    with scope:
+        if distribution is not None:
+            relayout(model.variables, distribution)
+        model.compile(
+            optimizer=optimizer,
+            loss=loss,
+            steps_per_execution=options.steps_per_execution,
+            **(dict(loop.task.compile_kwargs) if isinstance(loop.task, KerasTask) else {}),
+        )
+        if hasattr(model, "_loss_tracker"):  # per-step loss, not the epoch's running mean
+            # Not through Layer.__setattr__: a built subclassed model refuses new tracked
+            # state, and Keras reads the tracker by this attribute, not by tracking.
+            object.__setattr__(model, "_loss_tracker", make_last_value_metric(keras))
+        optimizer.build(model.trainable_variables)
+        if distribution is not None:
+            relayout(optimizer.variables, distribution)
+        info = _fit(keras, loop, options, model, source, val, loss_fn)
+    info.update(
+        total_seconds=time.perf_counter() - started,
+        distribution=type(distribution).__name__ if distribution is not None else None,
+    )
+    return op, info
+
+
+def _checkpointer(loop: Any, options: KerasOptions, print_: dict[str, Any]) -> Any:
+    if loop.checkpoint_dir is None:
+        return None
+    from pipekit_train.jax.checkpoint import Checkpointer
+
+    ckpt = loop.checkpoint_callback
+    return Checkpointer(
+        loop.checkpoint_dir,
+        keep_last=ckpt.keep_last if ckpt is not None else None,
+        fingerprint=print_,
+        resume=options.resume,
+        async_save=options.async_checkpointing,
+    )
+
+
+def _data_state(source: BatchSource) -> Any:
+    """The data position in pipekit's form (``{position, source}``): the step itself."""
+    described = repr(source)
+    return lambda step: {"position": int(step), "source": described}
+
+
+def _restore(checkpointer: Any, model: Any, runner: CallbackRunner, state: Any, src: str) -> Any:
+    restored = checkpointer.restore(state_template(model))
+    if restored is None:
+        return None
+    meta = restored.meta or {}
+    data = meta.get("data") or {}
+    if data.get("source", src) != src or int(data.get("position", restored.step)) != restored.step:
+        raise CheckpointError(
+            f"The checkpoint at step {restored.step} in {checkpointer.directory} reads its data "
+            f"at {data!r}, not at step {restored.step} of this run's {src}; the dataset, "
+            'batch_size or seed changed. Use a new checkpoint_dir or backend_options={"resume": '
+            '"never"}.'
+        )
+    restore_state(model, restored.state)
+    state.step = int(restored.step)
+    runner.restore(state, meta)
+    return int(restored.step)
+
+
+def _fit(
+    keras: Any,
+    loop: Any,
+    options: KerasOptions,
+    model: Any,
+    source: BatchSource,
+    val: Any,
+    loss_fn: Any,
+) -> dict[str, Any]:
+    """Resume, ``fit`` with the bridge, and report (inside the distribution scope)."""
+    import jax
+
+    checkpointer = _checkpointer(loop, options, fingerprint(loop, model, source.n))
+    state = TrainerCarryState(step=0, rng=None, opt_state=model)
+    runner = CallbackRunner(loop, is_primary=True)
+    evaluate = (
+        make_evaluator(model, loss_fn, classification_kind(loop), val, loop.batch_size)
+        if val is not None
+        else None
+    )
+    resumed_from: int | None = None
+    train_seconds = 0.0
+    history: Any = None
+    try:
+        with runner.guard(state):
+            if checkpointer is not None:
+                resumed_from = _restore(checkpointer, model, runner, state, repr(source))
+            start = state.step
+            runner.run_start(state)
+            with StopSignals() as signals:
+                bridge = make_bridge(
+                    keras,
+                    loop=loop,
+                    model=model,
+                    state=state,
+                    runner=runner,
+                    evaluate=evaluate,
+                    checkpointer=checkpointer,
+                    fingerprint=checkpointer.fingerprint if checkpointer is not None else {},
+                    signals=signals,
+                    start_step=start,
+                    data_state=_data_state(source),
+                    rates=make_rate_of_steps(keras, loop.optimizer_config, loop.max_steps),
+                )
+                t0 = time.perf_counter()
+                if start < loop.max_steps:
+                    data = make_step_dataset(keras, source, start, loop.max_steps - start)
+                    history = model.fit(data, epochs=1, shuffle=False, verbose=0, callbacks=bridge)
+                train_seconds = time.perf_counter() - t0
+            if checkpointer is not None:
+                checkpointer.wait()
+            runner.run_end(
+                state,
+                {
+                    "final_step": state.step,
+                    "resumed_from_step": resumed_from,
+                    "last_checkpoint_step": bridge.last_checkpoint or resumed_from,
+                },
+            )
+    finally:
+        if checkpointer is not None:
+            try:
+                checkpointer.wait()
+            finally:
+                checkpointer.close()
+    steps_run = state.step - (resumed_from or 0)
+    return {
+        "backend": "keras",
+        "keras_version": keras.__version__,
+        "jax_version": jax.__version__,
+        "pipekit_versions": {
+            d: metadata.version(d) for d in ("pipekit-train-core", "pipekit-train-keras")
+        },
+        "devices": [str(d) for d in jax.devices()],
+        "process_count": 1,
+        "train_seconds": train_seconds,
+        "steps_per_second": steps_run / train_seconds if train_seconds > 0 and steps_run else None,
+        "final_step": state.step,
+        "final_metrics": dict(state.metrics),
+        "resumed_from_step": resumed_from,
+        "stop_reason": state.stop_reason,
+        "interrupted": signals.received,
+        "steps_per_execution": options.steps_per_execution,
+        "history": getattr(history, "history", None),
+    }
