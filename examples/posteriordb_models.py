@@ -36,7 +36,13 @@ import numpyro
 import numpyro.distributions as dist
 from numpyro.distributions import constraints
 
-POSTERIORDB = Path(os.environ.get("PIPEKIT_POSTERIORDB", "/work/shared/posteriordb"))
+def _default_posteriordb() -> Path:
+    """``shared/posteriordb`` beside the repository checkout (how CI and developers lay it out)."""
+    beside = Path(__file__).resolve().parents[2] / "shared" / "posteriordb"
+    return beside if beside.is_dir() else Path("/work/shared/posteriordb")
+
+
+POSTERIORDB = Path(os.environ.get("PIPEKIT_POSTERIORDB") or _default_posteriordb())
 
 __all__ = ["MODELS", "SETTINGS", "load_data", "load_reference", "POSTERIORDB"]
 
