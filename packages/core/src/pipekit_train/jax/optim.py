@@ -52,6 +52,7 @@ __all__ = [
     "resolve_optimizer",
     "resolve_schedule",
     "current_learning_rate",
+    "with_accumulation",
 ]
 
 _INJECT_STATES: tuple[type, ...] = tuple(
@@ -210,3 +211,16 @@ def current_learning_rate(opt_state: Any) -> Any:
             if isinstance(hyperparams, Mapping) and "learning_rate" in hyperparams:
                 return hyperparams["learning_rate"]
     return None
+
+
+def with_accumulation(transform: Any, accumulate_steps: int) -> Any:
+    """``transform`` wrapped in ``optax.MultiSteps`` for ``accumulate_steps > 1``.
+
+    ``TrainingLoop.accumulate_steps``: each optimiser update averages the gradients
+    of ``accumulate_steps`` micro-batches; the inner optimiser (and its schedule)
+    sees one update per ``accumulate_steps`` calls, so the schedule counts optimiser
+    updates (``max_steps``). With 1 the transform is returned unchanged.
+    """
+    if accumulate_steps == 1:
+        return transform
+    return optax.MultiSteps(transform, every_k_schedule=accumulate_steps)
