@@ -133,8 +133,15 @@ def _check_kwargs(spec: OptimizerSpec, signature: inspect.Signature) -> None:
             )
 
 
-def resolve_optimizer(config: Mapping[str, Any], *, max_steps: int) -> Any:
+def resolve_optimizer(
+    config: Mapping[str, Any], *, max_steps: int, hyperparam_dtype: Any = None
+) -> Any:
     """Build the optax ``GradientTransformation`` that ``config`` describes.
+
+    ``hyperparam_dtype`` keeps the injected hyper-parameters in that dtype whatever
+    the parameters' dtype. ``precision="bfloat16"`` passes ``float32``: by default
+    ``inject_hyperparams`` casts them to the parameters' dtype, and adam's
+    ``b2=0.999`` rounds to 1.0 in bfloat16, making its bias correction divide by 0.
 
     Raises :class:`ConfigError` (field named) for everything
     :func:`validate_optimizer_config` rejects, for keyword arguments the optax
@@ -158,9 +165,14 @@ def resolve_optimizer(config: Mapping[str, Any], *, max_steps: int) -> Any:
 
     schedule = resolve_schedule(spec.lr, max_steps=max_steps)
     try:
-        inner = optax.inject_hyperparams(fn, static_args=_static_args(signature))(
-            learning_rate=schedule, **kwargs
+        inject = (
+            optax.inject_hyperparams(fn, static_args=_static_args(signature))
+            if hyperparam_dtype is None
+            else optax.inject_hyperparams(
+                fn, static_args=_static_args(signature), hyperparam_dtype=hyperparam_dtype
+            )
         )
+        inner = inject(learning_rate=schedule, **kwargs)
     except (TypeError, ValueError) as exc:
         raise ConfigError(
             f"{ROOT}: optax.{spec.name} rejected the config: {type(exc).__name__}: {exc}",

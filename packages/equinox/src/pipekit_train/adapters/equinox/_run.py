@@ -296,7 +296,11 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         process_count=placement_processes[1],
     )
     optimizer = with_accumulation(
-        resolve_optimizer(loop.optimizer_config, max_steps=loop.max_steps),
+        resolve_optimizer(
+            loop.optimizer_config,
+            max_steps=loop.max_steps,
+            hyperparam_dtype=np.float32 if loop.precision == "bfloat16" else None,
+        ),
         loop.accumulate_steps,
     )
     task = _resolve_task(loop, stateful=model_state is not None)

@@ -99,6 +99,11 @@ def _micro_batches(batch: Any, k: int) -> Any:
     return jax.tree_util.tree_map(split, batch)
 
 
+def _keep_dtypes(opt_state: Any, old: Any, precision: str) -> Any:
+    """Under ``bfloat16`` the float32 hyper-parameters promote the moments; cast them back."""
+    return cast_like(opt_state, old) if precision == "bfloat16" else opt_state
+
+
 def step_impl(
     state: TrainState,
     batch: Any,
@@ -115,6 +120,7 @@ def step_impl(
             params, static, state.model_state, batch, key, task, features.precision
         )
         updates, opt_state = optimizer.update(grads, state.opt_state, params)
+        opt_state = _keep_dtypes(opt_state, state.opt_state, features.precision)
         params = optax.apply_updates(params, updates)
         metrics = {"loss": loss, **aux}
     else:
@@ -127,7 +133,8 @@ def step_impl(
             loss, aux, ms, grads = _grads(
                 p, static, ms, mb, jax.random.fold_in(key, j), task, features.precision
             )
-            updates, o = optimizer.update(grads, o, p)
+            updates, new_o = optimizer.update(grads, o, p)
+            o = _keep_dtypes(new_o, o, features.precision)
             return (optax.apply_updates(p, updates), o, ms), {"loss": loss, **aux}
 
         (params, opt_state, model_state), per_micro = jax.lax.scan(
