@@ -89,14 +89,18 @@ def case_feature_costs(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
     w = min(s.window, 500)
     start = 100
     runs: dict[str, Callable[[], float]] = {
-        "plain": lambda: backend_seconds_per_step(
-            data, steps_per_call=None, start=start, window=w
-        ).seconds_per_step
+        "plain": lambda: (
+            backend_seconds_per_step(
+                data, steps_per_call=None, start=start, window=w
+            ).seconds_per_step
+        )
     }
     for case, fields in FEATURES.items():
-        runs[case] = lambda fields=fields: backend_seconds_per_step(
-            data, steps_per_call=None, start=start, window=w, **fields
-        ).seconds_per_step
+        runs[case] = lambda fields=fields: (
+            backend_seconds_per_step(
+                data, steps_per_call=None, start=start, window=w, **fields
+            ).seconds_per_step
+        )
     times: dict[str, list[float]] = {name: [] for name in runs}
     for r in range(s.repeats):
         for name in _rotate(list(runs), r):

@@ -69,7 +69,9 @@ def test_feature_fields_read_from_yaml() -> None:
 )
 def test_require_features_refuses_an_unsupported_field_by_name(field, value) -> None:
     loop = _loop(**{field: value})
-    with pytest.raises(ConfigError, match=f"TrainingLoop.{field}=.*not supported by the toy") as err:
+    with pytest.raises(
+        ConfigError, match=f"TrainingLoop.{field}=.*not supported by the toy"
+    ) as err:
         require_features(loop, supported=(), backend="toy")
     assert err.value.field == field
     # Listed as supported, or left at its default, it passes.

@@ -60,7 +60,9 @@ def test_sigkill_then_rerun_matches_uninterrupted_run_including_bn_state_and_ema
 
     want, got = np.load(tmp_path / "ref.npz"), np.load(tmp_path / "out.npz")
     keys = [k for k in want.files if k.startswith(("carry_", "op_", "opstate_"))]
-    assert sorted(keys) == sorted(k for k in got.files if k.startswith(("carry_", "op_", "opstate_")))
+    assert sorted(keys) == sorted(
+        k for k in got.files if k.startswith(("carry_", "op_", "opstate_"))
+    )
     assert any(k.startswith("opstate_") for k in keys)
     for key in [*keys, "prediction"]:
         assert got[key].tobytes() == want[key].tobytes(), key

@@ -48,9 +48,9 @@ class StatefulTask:
     """A hand-written task for a stateful model (mean squared error on one-hot targets)."""
 
     def loss_fn(self, model, state, batch, key):
-        pred, state = jax.vmap(
-            model, axis_name="batch", in_axes=(0, None), out_axes=(0, None)
-        )(batch["x"], state)
+        pred, state = jax.vmap(model, axis_name="batch", in_axes=(0, None), out_axes=(0, None))(
+            batch["x"], state
+        )
         target = jax.nn.one_hot(batch["y"], OUT)
         loss = jnp.mean((pred - target) ** 2)
         return loss, ({"pred_mean": jnp.mean(pred)}, state)
@@ -65,23 +65,33 @@ def test_pair_and_op_forms_train_to_the_same_bits_and_carry_the_state():
     from_pair, info = run_loop(tiny_loop(model_op=(model, state)))
     from_op, _ = run_loop(tiny_loop(model_op=JaxModelOp(model, state=state)))
     assert info["features"]["stateful_model"] is True
-    for a, b in zip(leaves(from_pair) + _state_leaves(from_pair), leaves(from_op) + _state_leaves(from_op), strict=True):
+    for a, b in zip(
+        leaves(from_pair) + _state_leaves(from_pair),
+        leaves(from_op) + _state_leaves(from_op),
+        strict=True,
+    ):
         assert a.tobytes() == b.tobytes()
     before = [np.asarray(x) for x in jax.tree_util.tree_leaves(state)]
-    assert any(not np.array_equal(a, b) for a, b in zip(before, _state_leaves(from_pair), strict=True))
+    assert any(
+        not np.array_equal(a, b) for a, b in zip(before, _state_leaves(from_pair), strict=True)
+    )
     assert np.asarray(from_pair(make_data(5, seed=2)["x"])).shape == (5, OUT)
 
 
 def test_steps_per_call_fuses_a_stateful_model():
     one, _ = run_loop(tiny_loop(model_op=_pair(), backend_options={"steps_per_call": 1}))
     fused, _ = run_loop(tiny_loop(model_op=_pair(), backend_options={"steps_per_call": 5}))
-    for a, b in zip(leaves(one) + _state_leaves(one), leaves(fused) + _state_leaves(fused), strict=True):
+    for a, b in zip(
+        leaves(one) + _state_leaves(one), leaves(fused) + _state_leaves(fused), strict=True
+    ):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
 
 
 def test_user_task_takes_and_returns_the_state():
     op, info = run_loop(
-        tiny_loop(model_op=_pair(), loss=None, task=StatefulTask(), val_dataset=make_data(16, seed=3))
+        tiny_loop(
+            model_op=_pair(), loss=None, task=StatefulTask(), val_dataset=make_data(16, seed=3)
+        )
     )
     assert "pred_mean" in info["final_metrics"] and "val_loss" in info["final_metrics"]
     assert op.state is not None
@@ -111,7 +121,9 @@ def test_public_train_step_threads_the_state():
     model, state = _pair()
     optimizer = optax.adam(1e-2)
     ts = TrainState.create(model, optimizer, state)
-    task = StatefulSupervisedTask(loss=lambda p, y: optax.softmax_cross_entropy_with_integer_labels(p, y).mean())
+    task = StatefulSupervisedTask(
+        loss=lambda p, y: optax.softmax_cross_entropy_with_integer_labels(p, y).mean()
+    )
     batch = {k: jnp.asarray(v) for k, v in make_data(16).items()}
     new, metrics = train_step(ts, batch, jax.random.PRNGKey(0), task, optimizer)
     assert int(new.step) == 1 and np.isfinite(float(metrics["loss"]))

@@ -19,7 +19,13 @@ from .errors import ConfigError
 from .losses import validate_loss
 from .registry import check_backend_name, load_backend
 
-__all__ = ["TrainingLoop", "DEFAULT_OPTIMIZER", "FEATURE_DEFAULTS", "PRECISIONS", "require_features"]
+__all__ = [
+    "TrainingLoop",
+    "DEFAULT_OPTIMIZER",
+    "FEATURE_DEFAULTS",
+    "PRECISIONS",
+    "require_features",
+]
 
 DEFAULT_OPTIMIZER: dict[str, Any] = {"name": "adam", "lr": 1e-3}
 

@@ -94,9 +94,9 @@ def _batched_stateful_apply() -> Any:
         eqx = require_equinox()
 
         def apply(module: Any, state: Any, inputs: Any) -> Any:
-            out, _ = jax.vmap(
-                module, axis_name="batch", in_axes=(0, None), out_axes=(0, None)
-            )(inputs, state)
+            out, _ = jax.vmap(module, axis_name="batch", in_axes=(0, None), out_axes=(0, None))(
+                inputs, state
+            )
             return out
 
         _BATCHED_STATEFUL_APPLY = eqx.filter_jit(apply)
@@ -456,15 +456,20 @@ class JaxModelOp:
         cls._compare(directory, meta["leaves"], _leaf_summary(skeleton), "weights")
         saved_state = meta.get("state_leaves")
         if (saved_state is None) != (state_skeleton is None):
-            has = "a model state" if saved_state is not None else "no model state"
+            if saved_state is not None:
+                has, skeleton_has, give = (
+                    "a model state",
+                    "has none",
+                    "the (module, state) pair from eqx.nn.make_with_state",
+                )
+            else:
+                has, skeleton_has, give = "no model state", "has one", "the module alone"
             raise CheckpointError(
                 f"{directory}: the save has {has} but the skeleton given to load "
-                f"{'has none' if saved_state is not None else 'has one'}; pass "
-                f"{'the (module, state) pair from eqx.nn.make_with_state' if saved_state is not None else 'the module alone'} "
-                f"as like= (or from the factory)"
+                f"{skeleton_has}; pass {give} as like= (or from the factory)"
             )
         state = None
-        if state_skeleton is not None:
+        if state_skeleton is not None and saved_state is not None:
             cls._compare(directory, saved_state, _leaf_summary(state_skeleton), "model state")
             try:
                 with open(directory / STATE_FILE, "rb") as f:

@@ -73,18 +73,24 @@ class EquinoxProgram(Program):
             carry_shardings = jax.tree_util.tree_map(lambda x: x.sharding, dynamic)
 
         stateful = state.model_state is not None
-        eval_fn = getattr(task, "eval_fn", None)
+        eval_fn: Any = getattr(task, "eval_fn", None)
         if eval_fn is None and stateful:
 
-            def eval_fn(model: Any, ms: Any, batch: Any, key: jax.Array) -> dict[str, jax.Array]:
+            def stateful_eval(
+                model: Any, ms: Any, batch: Any, key: jax.Array
+            ) -> dict[str, jax.Array]:
                 loss, (aux, _) = task.loss_fn(model, ms, batch, key)
                 return {"loss": loss, **aux}
 
+            eval_fn = stateful_eval
+
         elif eval_fn is None:
 
-            def eval_fn(model: Any, batch: Any, key: jax.Array) -> dict[str, jax.Array]:
+            def plain_eval(model: Any, batch: Any, key: jax.Array) -> dict[str, jax.Array]:
                 loss, aux = task.loss_fn(model, batch, key)
                 return {"loss": loss, **aux}
+
+            eval_fn = plain_eval
 
         dtype = compute_dtype(features.precision)
 

@@ -41,9 +41,7 @@ _STATEFUL_SIGNATURE = "loss_fn(model, state, batch, key) -> (loss, (metrics, new
 
 def _has_state_index(module: Any) -> bool:
     """Whether ``module`` holds an ``eqx.nn.StateIndex`` (it needs an ``eqx.nn.State``)."""
-    leaves = jax.tree_util.tree_leaves(
-        module, is_leaf=lambda x: isinstance(x, eqx.nn.StateIndex)
-    )
+    leaves = jax.tree_util.tree_leaves(module, is_leaf=lambda x: isinstance(x, eqx.nn.StateIndex))
     return any(isinstance(leaf, eqx.nn.StateIndex) for leaf in leaves)
 
 
@@ -84,9 +82,7 @@ def _resolve_task(loop: Any, stateful: bool) -> Any:
     if loop.task is not None:
         if not callable(getattr(loop.task, "loss_fn", None)):
             signature = (
-                _STATEFUL_SIGNATURE
-                if stateful
-                else "loss_fn(model, batch, key) -> (loss, metrics)"
+                _STATEFUL_SIGNATURE if stateful else "loss_fn(model, batch, key) -> (loss, metrics)"
             )
             raise ConfigError(
                 f"TrainingLoop.task must provide {signature} for the equinox backend; "
@@ -126,7 +122,7 @@ def _check_loss_shape(
         )
     if stateful:
         aux = out[1]
-        expected = jax.tree_util.tree_structure(state.model_state)
+        expected: Any = jax.tree_util.tree_structure(state.model_state)
         if not (
             isinstance(aux, tuple)
             and len(aux) == 2

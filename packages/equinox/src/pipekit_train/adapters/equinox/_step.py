@@ -63,6 +63,7 @@ def _grads(
 ) -> tuple[jax.Array, dict[str, jax.Array], Any, Any]:
     """``(loss, metrics, new_model_state, grads)`` of one (micro-)batch."""
     dtype = compute_dtype(precision)
+    call: Any = task.loss_fn  # stateless or stateful signature (see TrainTask)
     if model_state is None and dtype is None:
 
         def loss_of(p: Any) -> tuple[jax.Array, dict[str, jax.Array]]:
@@ -78,7 +79,7 @@ def _grads(
             loss, aux = task.loss_fn(model, b, key)
             new_state = None
         else:
-            loss, (aux, new_state) = task.loss_fn(model, model_state, b, key)
+            loss, (aux, new_state) = call(model, model_state, b, key)
             new_state = cast_like(new_state, model_state)
         if dtype is not None:
             loss = loss.astype(jnp.float32)
