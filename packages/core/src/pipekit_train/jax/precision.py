@@ -9,9 +9,10 @@
   forward and backward passes run in bfloat16, and the gradients come back float32
   through the cast. The loss is reported in float32.
 
-Model state (``eqx.nn.State``: batch-norm statistics) keeps its dtype: a new state
-computed in bfloat16 is cast back to the dtypes of the old one, so the carry's
-structure never changes between steps.
+Model state (``eqx.nn.State``: batch-norm statistics) is stored in its own dtype:
+the model sees it cast to the compute dtype (batch-norm mixes it with bfloat16
+batch statistics) and the new state is cast back to the stored dtypes, so the
+carry's structure never changes between steps.
 """
 
 from __future__ import annotations

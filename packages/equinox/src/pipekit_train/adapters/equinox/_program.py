@@ -99,7 +99,7 @@ class EquinoxProgram(Program):
             model = eqx.nn.inference_mode(cast_floating(deployed_model(current), dtype))
             batch = cast_floating(batch, dtype)
             if stateful:
-                out = eval_fn(model, current.model_state, batch, key)
+                out = eval_fn(model, cast_floating(current.model_state, dtype), batch, key)
             else:
                 out = eval_fn(model, batch, key)
             return jax.tree_util.tree_map(lambda v: v.astype(np.float32), out)

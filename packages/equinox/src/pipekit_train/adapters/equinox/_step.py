@@ -79,7 +79,7 @@ def _grads(
             loss, aux = task.loss_fn(model, b, key)
             new_state = None
         else:
-            loss, (aux, new_state) = call(model, model_state, b, key)
+            loss, (aux, new_state) = call(model, cast_floating(model_state, dtype), b, key)
             new_state = cast_like(new_state, model_state)
         if dtype is not None:
             loss = loss.astype(jnp.float32)
