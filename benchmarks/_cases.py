@@ -69,6 +69,70 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+# -- case 12: the step-time cost of each training feature -------------------------------------
+
+FEATURES: dict[str, dict[str, Any]] = {
+    "12a": {"accumulate_steps": 4},
+    "12b": {"ema_decay": 0.999},
+    "12c": {"precision": "mixed-bfloat16"},
+    "12d": {"precision": "bfloat16"},
+}
+
+
+def case_feature_costs(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
+    """12a-12d: the backend at the default K with one feature on ÷ the same run without.
+
+    Reported, no target. The ratio is ``plain time / feature time`` per optimiser
+    update (< 1: the feature costs). ``accumulate_steps=4`` reads 4 micro-batches of
+    128 per update, so its cost per micro-batch is also given.
+    """
+    w = min(s.window, 500)
+    start = 100
+    runs: dict[str, Callable[[], float]] = {
+        "plain": lambda: (
+            backend_seconds_per_step(
+                data, steps_per_call=None, start=start, window=w
+            ).seconds_per_step
+        )
+    }
+    for case, fields in FEATURES.items():
+        runs[case] = lambda fields=fields: (
+            backend_seconds_per_step(
+                data, steps_per_call=None, start=start, window=w, **fields
+            ).seconds_per_step
+        )
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for r in range(s.repeats):
+        for name in _rotate(list(runs), r):
+            times[name].append(runs[name]())
+        _say(
+            f"  round {r + 1}/{s.repeats}: "
+            + ", ".join(f"{n} {1 / times[n][-1]:.0f}/s" for n in runs)
+        )
+    rows = []
+    for case, fields in FEATURES.items():
+        ratio = paired_ratio(times["plain"], times[case])
+        what = ", ".join(f"{k}={v}" for k, v in fields.items())
+        extra = ""
+        if "accumulate_steps" in fields:
+            k = fields["accumulate_steps"]
+            per_micro = paired_ratio(times["plain"], [t / k for t in times[case]])
+            extra = f" (per micro-batch: {per_micro:.2f})"
+        rows.append(
+            Row(
+                case,
+                f"backend K={s.default_k} with {what} ÷ the same run without (per update)",
+                _rate(median(times[case])),
+                _rate(median(times["plain"])),
+                f"{ratio:.2f}{extra}",
+                "reported",
+                None,
+                {"ours_s_per_step": times[case], "reference_s_per_step": times["plain"]},
+            )
+        )
+    return rows
+
+
 # -- cases 1-3: the backend against the hand-written loop and Keras ---------------------------
 
 

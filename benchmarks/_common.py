@@ -149,13 +149,15 @@ def backend_seconds_per_step(
     checkpoint_every: int | None = None,
     keep_last: int = 2,
     cache_dir: str | None = None,
+    **loop_fields: Any,
 ) -> BackendRun:
     """Time steps ``(start, start + window]`` of a real ``TrainingLoop(...).run()``.
 
     ``start`` and ``start + window`` must be host events (multiples of ``log_every``);
     the steps before ``start`` are the warm-up (compilation, first checkpoint's
     one-time setup). The run ends at ``start + window``; its final checkpoint and the
-    wait for pending writes fall outside the window.
+    wait for pending writes fall outside the window. ``loop_fields`` are further
+    ``TrainingLoop`` fields (the training features of case 9).
     """
     if start % log_every or window % log_every:
         raise ValueError("start and window must be multiples of log_every")
@@ -184,6 +186,7 @@ def backend_seconds_per_step(
             seed=0,
             backend="equinox",
             backend_options=options,
+            **loop_fields,
         )
         _, info = loop.run()
     at = stamps.at

@@ -32,7 +32,7 @@ from _common import digits  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
-ALL_CASES = ("1", "2", "3", "4", "5", "6", "7", "8", "9")
+ALL_CASES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "12")
 
 #: What bounds a case that is below its target, found by profiling (py-spy, and timing the
 #: pieces) on the 2-core development machine; printed under the table for each case below
@@ -218,6 +218,9 @@ def main(argv: list[str] | None = None) -> int:
     if "9" in cases:
         section("case 9: keras backend vs plain Keras fit")
         rows += _cases.case_keras_backend(data, s)
+    if "12" in cases:
+        section("case 12: step-time cost of each training feature")
+        rows += _cases.case_feature_costs(data, s)
     sweep = None
     if not args.no_sweep:
         section("steps_per_call sweep")

@@ -36,6 +36,7 @@ import numpyro
 import numpyro.distributions as dist
 from numpyro.distributions import constraints
 
+
 def _default_posteriordb() -> Path:
     """``shared/posteriordb`` beside the repository checkout (how CI and developers lay it out)."""
     beside = Path(__file__).resolve().parents[2] / "shared" / "posteriordb"

@@ -3,6 +3,7 @@ a name rejects it with a ConfigError that lists what that backend supports."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import pytest
@@ -21,7 +22,13 @@ from pipekit_train.optimizers import (
 def test_vocabulary_is_pure_python():
     assert {"adam", "adamw", "sgd", "rmsprop", "lion"} <= set(OPTIMIZER_NAMES)
     assert "cosine_decay" in SCHEDULES
-    assert not any(m in sys.modules for m in ("jax", "optax", "torch", "keras"))
+    code = (
+        "import sys, pipekit_train.optimizers as o; o.parse_optimizer_config("
+        "{'name': 'adam', 'lr': 1e-3}); "
+        "print([m for m in ('jax', 'optax', 'torch', 'keras', 'numpy') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_construction_accepts_any_vocabulary_name_for_any_backend():

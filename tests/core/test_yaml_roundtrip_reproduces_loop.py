@@ -67,6 +67,9 @@ def _full_loop(tmp_path: Path, **overrides: Any) -> TrainingLoop:
             "resume": "auto",
             "trainer": {"precision": "32-true", "devices": [0, 1]},
         },
+        "accumulate_steps": 4,
+        "ema_decay": 0.999,
+        "precision": "mixed-bfloat16",
     }
     kwargs.update(overrides)
     return TrainingLoop(**kwargs)

@@ -130,3 +130,15 @@ def test_keras_model_op_rejects_a_non_model() -> None:
 
     with pytest.raises(ConfigError, match="needs a keras.Model"):
         KerasModelOp(keras.layers.Dense(3))
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("accumulate_steps", 4), ("ema_decay", 0.99), ("precision", "mixed-bfloat16")],
+)
+def test_training_features_not_mapped_yet_are_refused(field, value) -> None:
+    model = mlp()
+    with pytest.raises(ConfigError, match="not supported by the keras backend") as e:
+        _loop(model_op=model, **{field: value}).run()
+    assert e.value.field == field
+    _no_step_ran(model)

@@ -150,3 +150,13 @@ def test_checkpoint_dir_of_another_model_is_refused(tmp_path) -> None:
         ).run()
     with pytest.raises(CheckpointError, match="model"):
         TrainingLoop(task=NumpyroTask(model=other, num_warmup=5, num_samples=5), **kw).run()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("accumulate_steps", 4), ("ema_decay", 0.99), ("precision", "mixed-bfloat16")],
+)
+def test_training_features_it_cannot_honour_are_refused(backend, field, value, no_compile):
+    msg = _raises(ConfigError, _loop(backend, **{field: value}), field)
+    assert f"not supported by the {backend} backend" in msg

@@ -19,9 +19,28 @@ from .errors import ConfigError
 from .losses import validate_loss
 from .registry import check_backend_name, load_backend
 
-__all__ = ["TrainingLoop", "DEFAULT_OPTIMIZER"]
+__all__ = [
+    "TrainingLoop",
+    "DEFAULT_OPTIMIZER",
+    "FEATURE_DEFAULTS",
+    "PRECISIONS",
+    "require_features",
+]
 
 DEFAULT_OPTIMIZER: dict[str, Any] = {"name": "adam", "lr": 1e-3}
+
+#: The training features a backend must honour or refuse, with their "off" values.
+#: A field away from its default on a backend that does not list it in
+#: ``require_features(supported=...)`` is a ``ConfigError`` before compiling.
+FEATURE_DEFAULTS: dict[str, Any] = {
+    "accumulate_steps": 1,
+    "ema_decay": None,
+    "precision": "float32",
+}
+
+#: ``TrainingLoop.precision`` values: parameters and compute in float32; everything in
+#: bfloat16; float32 parameters with the forward and backward passes in bfloat16.
+PRECISIONS = ("float32", "bfloat16", "mixed-bfloat16")
 
 
 def _is_int(value: Any) -> bool:
@@ -80,6 +99,16 @@ class TrainingLoop:
         sharding: a ``ShardingSpec`` for multi-device / multi-host training.
         backend_options: options only one backend understands (``steps_per_call``,
             ``worker_count``, ``resume``, Lightning trainer kwargs, …).
+        accumulate_steps: micro-batches of ``batch_size`` whose gradients are averaged
+            into one optimiser update (default 1). ``max_steps`` counts optimiser
+            updates, so a run reads ``max_steps * accumulate_steps`` batches
+            (``docs/decisions.md``).
+        ema_decay: ``None`` (off) or ``0 < d < 1``: keep an exponential moving average
+            of the trained weights, updated after every optimiser update; evaluation
+            and the returned op use the averaged weights (like Keras ``use_ema``).
+        precision: ``"float32"`` (default), ``"bfloat16"`` (parameters, optimiser and
+            compute in bfloat16) or ``"mixed-bfloat16"`` (float32 parameters, forward
+            and backward in bfloat16).
     """
 
     model_op: Any = None
@@ -99,6 +128,9 @@ class TrainingLoop:
     backend: str = "equinox"
     sharding: Any = None
     backend_options: dict[str, Any] = field(default_factory=dict)
+    accumulate_steps: int = 1
+    ema_decay: float | None = None
+    precision: str = "float32"
 
     def __post_init__(self) -> None:
         self.model_op = _as_ref(self.model_op, "model_op")
@@ -174,6 +206,27 @@ class TrainingLoop:
                 field="backend_options",
             )
         self.backend_options = dict(self.backend_options)
+        self._validate_features()
+
+    def _validate_features(self) -> None:
+        _positive_int(self.accumulate_steps, "accumulate_steps")
+        d = self.ema_decay
+        if d is not None:
+            if isinstance(d, bool) or not isinstance(d, (int, float)) or not 0.0 < d < 1.0:
+                raise ConfigError(
+                    f"TrainingLoop.ema_decay must be None (no averaging) or a number strictly "
+                    f"between 0 and 1 such as 0.999, got {d!r}",
+                    field="ema_decay",
+                )
+            self.ema_decay = float(d)
+        if self.precision not in PRECISIONS:
+            from .errors import closest
+
+            raise ConfigError(
+                f"TrainingLoop.precision must be one of {', '.join(map(repr, PRECISIONS))}, got "
+                f"{self.precision!r}" + closest(str(self.precision), PRECISIONS),
+                field="precision",
+            )
 
     def _validate_callbacks(self) -> None:
         if isinstance(self.callbacks, (str, bytes)) or not isinstance(self.callbacks, Sequence):
@@ -268,3 +321,22 @@ class TrainingLoop:
             except Exception:
                 return False
         return True
+
+
+def require_features(loop: TrainingLoop, *, supported: Sequence[str], backend: str) -> None:
+    """Refuse, before compiling, a feature field ``backend`` cannot honour.
+
+    Every backend calls this at the start of ``run()`` with the names of
+    :data:`FEATURE_DEFAULTS` it implements. A field set away from its default that
+    is not in ``supported`` raises ``ConfigError`` naming the field and the fix,
+    instead of being silently ignored.
+    """
+    for name, default in FEATURE_DEFAULTS.items():
+        value = getattr(loop, name)
+        if name not in supported and value != default:
+            raise ConfigError(
+                f"TrainingLoop.{name}={value!r} is not supported by the {backend} backend; "
+                f"leave it at {default!r}, or use a backend that supports it (the equinox "
+                f"backend supports every feature field)",
+                field=name,
+            )

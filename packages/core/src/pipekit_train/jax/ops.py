@@ -8,7 +8,15 @@ reported as :class:`~pipekit_train.errors.BackendNotInstalledError` naming the
 Saved layout (a directory)::
 
     weights.eqx   the module's array leaves, eqx.tree_serialise_leaves (.npy records)
-    op.json       format version, op class, factory + kwargs, leaf summary, versions
+    state.eqx     only for a stateful model: the ``eqx.nn.State`` (batch-norm
+                  statistics), serialised the same way
+    op.json       format version, op class, factory + kwargs, leaf summaries, versions
+
+A stateful model (``eqx.nn.make_with_state``) is held as ``JaxModelOp(module,
+state=state)``; the op calls ``module(x, state)`` vmapped with ``axis_name="batch"``
+in inference mode and returns the predictions only. ``like=`` may then be a
+``(module, state)`` pair, a ``JaxModelOp`` holding both, or a callable returning
+one of them; a factory must return one of them too.
 
 Nothing is pickled. Loading needs the module's *structure* (an Equinox module
 is code plus arrays; only the arrays are on disk), supplied one of two ways:
@@ -54,10 +62,12 @@ __all__ = ["JaxModelOp"]
 FORMAT_VERSION = 1
 WEIGHTS_FILE = "weights.eqx"
 META_FILE = "op.json"
+STATE_FILE = "state.eqx"
 
 _FACTORY_RE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 
 _BATCHED_APPLY: Any = None
+_BATCHED_STATEFUL_APPLY: Any = None
 
 
 def _batched_apply() -> Any:
@@ -75,6 +85,35 @@ def _batched_apply() -> Any:
 
         _BATCHED_APPLY = eqx.filter_jit(apply)
     return _BATCHED_APPLY
+
+
+def _batched_stateful_apply() -> Any:
+    """``vmap(module, axis_name="batch")(x, state)``'s predictions, jit-compiled once."""
+    global _BATCHED_STATEFUL_APPLY
+    if _BATCHED_STATEFUL_APPLY is None:
+        eqx = require_equinox()
+
+        def apply(module: Any, state: Any, inputs: Any) -> Any:
+            out, _ = jax.vmap(module, axis_name="batch", in_axes=(0, None), out_axes=(0, None))(
+                inputs, state
+            )
+            return out
+
+        _BATCHED_STATEFUL_APPLY = eqx.filter_jit(apply)
+    return _BATCHED_STATEFUL_APPLY
+
+
+def _check_state(state: Any) -> Any:
+    if state is None:
+        return None
+    eqx = require_equinox()
+    if not isinstance(state, eqx.nn.State):
+        raise ConfigError(
+            f"JaxModelOp: state must be the eqx.nn.State from eqx.nn.make_with_state, got "
+            f"{type(state).__module__}.{type(state).__qualname__}",
+            field="JaxModelOp.state",
+        )
+    return state
 
 
 def _distribution_version(name: str) -> str | None:
@@ -159,13 +198,15 @@ class JaxModelOp:
     (batch) axis of ``inputs`` — a NumPy/JAX array or a pytree of them — under
     ``jax.vmap`` in a jit-compiled function that is cached per input shape. It
     calls the module as ``module(x)`` in inference mode
-    (``eqx.nn.inference_mode``: dropout off, batch-norm statistics frozen).
+    (``eqx.nn.inference_mode``: dropout off, batch-norm statistics frozen), or
+    ``module(x, state)`` for a stateful model given ``state=`` (an ``eqx.nn.State``).
     """
 
     def __init__(
         self,
         module: Any,
         *,
+        state: Any = None,
         factory: str | None = None,
         factory_kwargs: dict[str, Any] | None = None,
     ) -> None:
@@ -177,6 +218,7 @@ class JaxModelOp:
                 field="JaxModelOp.module",
             )
         self._module = module
+        self._state = _check_state(state)
         self._factory_kwargs = _check_factory(factory, factory_kwargs)
         self._factory = factory
         self._inference_module: Any = None
@@ -189,6 +231,11 @@ class JaxModelOp:
         return self._module
 
     @property
+    def state(self) -> Any:
+        """The model's ``eqx.nn.State`` (batch-norm statistics), or ``None``."""
+        return self._state
+
+    @property
     def factory(self) -> str | None:
         """The ``"pkg.module:function"`` import string that builds the skeleton, if any."""
         return self._factory
@@ -198,9 +245,15 @@ class JaxModelOp:
         """The JSON keyword arguments for :attr:`factory` (a copy), if any."""
         return None if self._factory_kwargs is None else dict(self._factory_kwargs)
 
-    def with_module(self, module: Any) -> JaxModelOp:
-        """A new op of the same class over ``module``, keeping the factory record."""
-        return type(self)(module, factory=self._factory, factory_kwargs=self._factory_kwargs)
+    def with_module(self, module: Any, state: Any = None) -> JaxModelOp:
+        """A new op of the same class over ``module`` (and ``state``, default: this
+        op's), keeping the factory record."""
+        return type(self)(
+            module,
+            state=self._state if state is None else state,
+            factory=self._factory,
+            factory_kwargs=self._factory_kwargs,
+        )
 
     def __repr__(self) -> str:
         extra = f", factory={self._factory!r}" if self._factory else ""
@@ -224,6 +277,8 @@ class JaxModelOp:
         if len(sizes) > 1:
             raise DataError(f"JaxModelOp: input arrays disagree on the batch size: {sorted(sizes)}")
         try:
+            if self._state is not None:
+                return _batched_stateful_apply()(self._inference_module, self._state, batch)
             return _batched_apply()(self._inference_module, batch)
         except PipekitError:
             raise
@@ -246,6 +301,7 @@ class JaxModelOp:
             "factory": self._factory,
             "factory_kwargs": self._factory_kwargs,
             "leaves": _leaf_summary(self._module),
+            "state_leaves": None if self._state is None else _leaf_summary(self._state),
             "pipekit_version": _distribution_version("pipekit-train-core"),
             "versions": {
                 "pipekit-train-core": _distribution_version("pipekit-train-core"),
@@ -271,6 +327,11 @@ class JaxModelOp:
             meta_tmp = directory / f"{META_FILE}.tmp"
             with open(weights_tmp, "wb") as f:
                 eqx.tree_serialise_leaves(f, self._module)
+            if self._state is not None:
+                state_tmp = directory / f"{STATE_FILE}.tmp"
+                with open(state_tmp, "wb") as f:
+                    eqx.tree_serialise_leaves(f, self._state)
+                os.replace(state_tmp, directory / STATE_FILE)
             with open(meta_tmp, "w", encoding="utf-8") as f:
                 json.dump(meta, f, indent=2, sort_keys=True)
                 f.write("\n")
@@ -304,22 +365,31 @@ class JaxModelOp:
         return meta
 
     @classmethod
-    def _skeleton(cls, like: Any, meta: dict[str, Any], directory: Path) -> Any:
+    def _skeleton(cls, like: Any, meta: dict[str, Any], directory: Path) -> tuple[Any, Any]:
+        """The ``(module, state)`` skeleton (``state`` is ``None`` for a stateless model)."""
         eqx = require_equinox()
 
-        def unwrap(obj: Any, what: str) -> Any:
+        def unwrap(obj: Any, what: str) -> tuple[Any, Any]:
             if isinstance(obj, JaxModelOp):
-                return obj.module
-            if isinstance(obj, eqx.Module):
-                return obj
+                return obj.module, obj.state
+            if isinstance(obj, eqx.Module) and not isinstance(obj, eqx.nn.State):
+                return obj, None
+            if (
+                isinstance(obj, tuple)
+                and len(obj) == 2
+                and isinstance(obj[0], eqx.Module)
+                and isinstance(obj[1], eqx.nn.State)
+            ):
+                return obj[0], obj[1]
             raise ConfigError(
-                f"JaxModelOp.load: {what} must be an equinox.Module (or a JaxModelOp), got "
+                f"JaxModelOp.load: {what} must be an equinox.Module, a (module, state) pair "
+                f"from eqx.nn.make_with_state, or a JaxModelOp, got "
                 f"{type(obj).__module__}.{type(obj).__qualname__}",
                 field="like",
             )
 
         if like is not None:
-            if isinstance(like, (eqx.Module, JaxModelOp)):
+            if isinstance(like, (eqx.Module, JaxModelOp, tuple)):
                 return unwrap(like, "like")
             if callable(like):
                 return unwrap(like(), "like() (the skeleton factory you passed)")
@@ -346,16 +416,8 @@ class JaxModelOp:
             field="like",
         )
 
-    @classmethod
-    def load(cls, path: str | os.PathLike[str], like: Any = None) -> JaxModelOp:
-        """Rebuild an op written by :meth:`save` (structure from ``like`` or the factory)."""
-        eqx = require_equinox()
-        directory = Path(path)
-        meta = cls._read_metadata(directory)
-        skeleton = cls._skeleton(like, meta, directory)
-
-        saved = meta["leaves"]
-        current = _leaf_summary(skeleton)
+    @staticmethod
+    def _compare(directory: Path, saved: list[Any], current: list[Any], what: str) -> None:
         for old, new in zip(saved, current, strict=False):
             if old != new:
                 where = (
@@ -365,12 +427,12 @@ class JaxModelOp:
                 )
                 raise CheckpointError(
                     f"{directory}: the module structure given to load does not match the "
-                    f"saved weights; first differing leaf {where}: saved "
+                    f"saved {what}; first differing leaf {where}: saved "
                     f"{_describe_leaf(old)}, skeleton {_describe_leaf(new)}"
                 )
         if len(saved) != len(current):
             longer, label = (
-                (saved, "saved weights")
+                (saved, f"saved {what}")
                 if len(saved) > len(current)
                 else (
                     current,
@@ -380,9 +442,43 @@ class JaxModelOp:
             extra = longer[min(len(saved), len(current))]
             raise CheckpointError(
                 f"{directory}: the module structure given to load does not match the saved "
-                f"weights: {len(saved)} saved leaves, {len(current)} in the skeleton; first "
+                f"{what}: {len(saved)} saved leaves, {len(current)} in the skeleton; first "
                 f"differing leaf {extra.get('path')} (only in the {label})"
             )
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], like: Any = None) -> JaxModelOp:
+        """Rebuild an op written by :meth:`save` (structure from ``like`` or the factory)."""
+        eqx = require_equinox()
+        directory = Path(path)
+        meta = cls._read_metadata(directory)
+        skeleton, state_skeleton = cls._skeleton(like, meta, directory)
+        cls._compare(directory, meta["leaves"], _leaf_summary(skeleton), "weights")
+        saved_state = meta.get("state_leaves")
+        if (saved_state is None) != (state_skeleton is None):
+            if saved_state is not None:
+                has, skeleton_has, give = (
+                    "a model state",
+                    "has none",
+                    "the (module, state) pair from eqx.nn.make_with_state",
+                )
+            else:
+                has, skeleton_has, give = "no model state", "has one", "the module alone"
+            raise CheckpointError(
+                f"{directory}: the save has {has} but the skeleton given to load "
+                f"{skeleton_has}; pass {give} as like= (or from the factory)"
+            )
+        state = None
+        if state_skeleton is not None and saved_state is not None:
+            cls._compare(directory, saved_state, _leaf_summary(state_skeleton), "model state")
+            try:
+                with open(directory / STATE_FILE, "rb") as f:
+                    state = eqx.tree_deserialise_leaves(f, state_skeleton)
+            except Exception as exc:  # noqa: BLE001 - truncated or corrupted file
+                raise CheckpointError(
+                    f"{directory / STATE_FILE} cannot be read into the model state: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
         try:
             with open(directory / WEIGHTS_FILE, "rb") as f:
                 module = eqx.tree_deserialise_leaves(f, skeleton)
@@ -391,4 +487,9 @@ class JaxModelOp:
                 f"{directory / WEIGHTS_FILE} cannot be read into the module: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
-        return cls(module, factory=meta.get("factory"), factory_kwargs=meta.get("factory_kwargs"))
+        return cls(
+            module,
+            state=state,
+            factory=meta.get("factory"),
+            factory_kwargs=meta.get("factory_kwargs"),
+        )

@@ -52,6 +52,7 @@ __all__ = [
     "resolve_optimizer",
     "resolve_schedule",
     "current_learning_rate",
+    "with_accumulation",
 ]
 
 _INJECT_STATES: tuple[type, ...] = tuple(
@@ -132,8 +133,15 @@ def _check_kwargs(spec: OptimizerSpec, signature: inspect.Signature) -> None:
             )
 
 
-def resolve_optimizer(config: Mapping[str, Any], *, max_steps: int) -> Any:
+def resolve_optimizer(
+    config: Mapping[str, Any], *, max_steps: int, hyperparam_dtype: Any = None
+) -> Any:
     """Build the optax ``GradientTransformation`` that ``config`` describes.
+
+    ``hyperparam_dtype`` keeps the injected hyper-parameters in that dtype whatever
+    the parameters' dtype. ``precision="bfloat16"`` passes ``float32``: by default
+    ``inject_hyperparams`` casts them to the parameters' dtype, and adam's
+    ``b2=0.999`` rounds to 1.0 in bfloat16, making its bias correction divide by 0.
 
     Raises :class:`ConfigError` (field named) for everything
     :func:`validate_optimizer_config` rejects, for keyword arguments the optax
@@ -157,9 +165,14 @@ def resolve_optimizer(config: Mapping[str, Any], *, max_steps: int) -> Any:
 
     schedule = resolve_schedule(spec.lr, max_steps=max_steps)
     try:
-        inner = optax.inject_hyperparams(fn, static_args=_static_args(signature))(
-            learning_rate=schedule, **kwargs
+        inject = (
+            optax.inject_hyperparams(fn, static_args=_static_args(signature))
+            if hyperparam_dtype is None
+            else optax.inject_hyperparams(
+                fn, static_args=_static_args(signature), hyperparam_dtype=hyperparam_dtype
+            )
         )
+        inner = inject(learning_rate=schedule, **kwargs)
     except (TypeError, ValueError) as exc:
         raise ConfigError(
             f"{ROOT}: optax.{spec.name} rejected the config: {type(exc).__name__}: {exc}",
@@ -210,3 +223,16 @@ def current_learning_rate(opt_state: Any) -> Any:
             if isinstance(hyperparams, Mapping) and "learning_rate" in hyperparams:
                 return hyperparams["learning_rate"]
     return None
+
+
+def with_accumulation(transform: Any, accumulate_steps: int) -> Any:
+    """``transform`` wrapped in ``optax.MultiSteps`` for ``accumulate_steps > 1``.
+
+    ``TrainingLoop.accumulate_steps``: each optimiser update averages the gradients
+    of ``accumulate_steps`` micro-batches; the inner optimiser (and its schedule)
+    sees one update per ``accumulate_steps`` calls, so the schedule counts optimiser
+    updates (``max_steps``). With 1 the transform is returned unchanged.
+    """
+    if accumulate_steps == 1:
+        return transform
+    return optax.MultiSteps(transform, every_k_schedule=accumulate_steps)

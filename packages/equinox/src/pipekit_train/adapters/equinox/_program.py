@@ -4,7 +4,9 @@ Everything about fusion (the ``lax.scan`` over ``k`` steps, ``fold_in(key, s)``,
 donation, the flat-leaf carry, the sharding pins, checkpoint conversion) is
 core's :mod:`pipekit_train.jax.program`. What is Equinox's own is here: the
 carry is the array part of the ``TrainState`` (the static part is closed over),
-and evaluation runs the model in inference mode over the validation set.
+and evaluation runs the model in inference mode over the validation set — the
+EMA weights when ``ema_decay`` is set, with the trained model state for a
+stateful model, in the compute precision of training.
 """
 
 from __future__ import annotations
@@ -17,11 +19,20 @@ import numpy as np
 import optax
 
 from pipekit_train.jax.data import eval_batches
+from pipekit_train.jax.precision import cast_floating, compute_dtype
 from pipekit_train.jax.program import Program
 
 from ._placement import Placement
 from ._state import TrainState
-from ._step import step_impl
+from ._step import DEFAULT_FEATURES, StepFeatures, step_impl
+
+
+def deployed_model(state: TrainState) -> Any:
+    """The model training hands on: its EMA weights when an average is kept."""
+    if state.ema is None:
+        return state.model
+    rest = eqx.filter(state.model, eqx.is_inexact_array, inverse=True)
+    return eqx.combine(state.ema, rest)
 
 
 class EquinoxProgram(Program):
@@ -38,6 +49,7 @@ class EquinoxProgram(Program):
         val_data: Any,
         eval_batch_size: int,
         placement: Placement,
+        features: StepFeatures = DEFAULT_FEATURES,
     ) -> None:
         dynamic, static = eqx.partition(state, eqx.is_array)
         self._static = static
@@ -48,7 +60,9 @@ class EquinoxProgram(Program):
         self._placement = placement
 
         def step(dyn: Any, batch: Any, key: jax.Array) -> tuple[Any, dict[str, jax.Array]]:
-            new, metrics = step_impl(eqx.combine(dyn, static), batch, key, task, optimizer)
+            new, metrics = step_impl(
+                eqx.combine(dyn, static), batch, key, task, optimizer, features
+            )
             return eqx.filter(new, eqx.is_array), metrics
 
         carry_shardings: Any = None
@@ -58,16 +72,37 @@ class EquinoxProgram(Program):
             # the next call's input shardings (a recompile) and the checkpoint layout.
             carry_shardings = jax.tree_util.tree_map(lambda x: x.sharding, dynamic)
 
-        eval_fn = getattr(task, "eval_fn", None)
-        if eval_fn is None:
+        stateful = state.model_state is not None
+        eval_fn: Any = getattr(task, "eval_fn", None)
+        if eval_fn is None and stateful:
 
-            def eval_fn(model: Any, batch: Any, key: jax.Array) -> dict[str, jax.Array]:
+            def stateful_eval(
+                model: Any, ms: Any, batch: Any, key: jax.Array
+            ) -> dict[str, jax.Array]:
+                loss, (aux, _) = task.loss_fn(model, ms, batch, key)
+                return {"loss": loss, **aux}
+
+            eval_fn = stateful_eval
+
+        elif eval_fn is None:
+
+            def plain_eval(model: Any, batch: Any, key: jax.Array) -> dict[str, jax.Array]:
                 loss, aux = task.loss_fn(model, batch, key)
                 return {"loss": loss, **aux}
 
+            eval_fn = plain_eval
+
+        dtype = compute_dtype(features.precision)
+
         def evaluate(dyn: Any, batch: Any, key: jax.Array) -> dict[str, jax.Array]:
-            model = eqx.nn.inference_mode(eqx.combine(dyn, static).model)
-            return eval_fn(model, batch, key)
+            current = eqx.combine(dyn, static)
+            model = eqx.nn.inference_mode(cast_floating(deployed_model(current), dtype))
+            batch = cast_floating(batch, dtype)
+            if stateful:
+                out = eval_fn(model, cast_floating(current.model_state, dtype), batch, key)
+            else:
+                out = eval_fn(model, batch, key)
+            return jax.tree_util.tree_map(lambda v: v.astype(np.float32), out)
 
         self._eval = jax.jit(evaluate)
         super().__init__(

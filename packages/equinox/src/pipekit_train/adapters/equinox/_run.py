@@ -13,47 +13,87 @@ from pipekit_train.driver import run_driver
 from pipekit_train.errors import ConfigError, DataError, PipekitError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax.compile_cache import enable_compilation_cache
-from pipekit_train.jax.data import BatchIterator, BatchSource, eval_batches, normalize_dataset
+from pipekit_train.jax.data import (
+    BatchIterator,
+    BatchSource,
+    RecordSource,
+    eval_batches,
+    normalize_dataset,
+)
 from pipekit_train.jax.losses import resolve_loss
 from pipekit_train.jax.ops import JaxModelOp
-from pipekit_train.jax.optim import resolve_optimizer
+from pipekit_train.jax.optim import resolve_optimizer, with_accumulation
+from pipekit_train.jax.precision import storage_tree
 from pipekit_train.jax.structure import tree_structure_digest
+from pipekit_train.loop import FEATURE_DEFAULTS, require_features
 from pipekit_train.losses import is_classification
 
 from ._options import parse_options
 from ._placement import Placement
-from ._program import EquinoxProgram
+from ._program import EquinoxProgram, deployed_model
 from ._state import TrainState
-from ._task import SupervisedTask
+from ._step import StepFeatures
+from ._task import StatefulSupervisedTask, SupervisedTask
 from ._versions import library_versions, pipekit_versions
 
-
-def _unwrap_model(model_op: Any) -> tuple[Any, Any]:
-    """Return ``(op, module)`` for a ``JaxModelOp``-like op or a bare ``eqx.Module``."""
-    if isinstance(model_op, eqx.Module):
-        return None, model_op
-    module = getattr(model_op, "module", None)
-    if isinstance(module, eqx.Module):
-        return model_op, module
-    raise ConfigError(
-        "TrainingLoop.model_op must be an equinox.Module or a pipekit_train.jax.JaxModelOp "
-        f"(anything with a .module that is an equinox.Module) for the equinox backend; got "
-        f"{type(model_op).__name__}",
-        field="model_op",
-    )
+_STATEFUL_SIGNATURE = "loss_fn(model, state, batch, key) -> (loss, (metrics, new_state))"
 
 
-def _resolve_task(loop: Any) -> Any:
+def _has_state_index(module: Any) -> bool:
+    """Whether ``module`` holds an ``eqx.nn.StateIndex`` (it needs an ``eqx.nn.State``)."""
+    leaves = jax.tree_util.tree_leaves(module, is_leaf=lambda x: isinstance(x, eqx.nn.StateIndex))
+    return any(isinstance(leaf, eqx.nn.StateIndex) for leaf in leaves)
+
+
+def _unwrap_model(model_op: Any) -> tuple[Any, Any, Any]:
+    """``(op, module, model_state)`` for an op, a bare module, or a ``(module, state)`` pair."""
+    op, state = None, None
+    if (
+        isinstance(model_op, tuple)
+        and len(model_op) == 2
+        and isinstance(model_op[0], eqx.Module)
+        and isinstance(model_op[1], eqx.nn.State)
+    ):
+        module, state = model_op
+    elif isinstance(model_op, eqx.Module):
+        module = model_op
+    elif isinstance(getattr(model_op, "module", None), eqx.Module):
+        op, module, state = model_op, model_op.module, getattr(model_op, "state", None)
+    else:
+        raise ConfigError(
+            "TrainingLoop.model_op must be an equinox.Module, a (model, state) pair from "
+            "eqx.nn.make_with_state, or a pipekit_train.jax.JaxModelOp (anything with a "
+            f".module that is an equinox.Module) for the equinox backend; got "
+            f"{type(model_op).__name__}",
+            field="model_op",
+        )
+    if state is None and _has_state_index(module):
+        raise ConfigError(
+            f"TrainingLoop.model_op: {type(module).__name__} holds stateful layers "
+            "(eqx.nn.BatchNorm or another eqx.nn.StateIndex) but no eqx.nn.State was given; "
+            "build it with model, state = eqx.nn.make_with_state(Model)(...) and pass "
+            "model_op=(model, state) or JaxModelOp(model, state=state)",
+            field="model_op",
+        )
+    return op, module, state
+
+
+def _resolve_task(loop: Any, stateful: bool) -> Any:
     if loop.task is not None:
         if not callable(getattr(loop.task, "loss_fn", None)):
+            signature = (
+                _STATEFUL_SIGNATURE if stateful else "loss_fn(model, batch, key) -> (loss, metrics)"
+            )
             raise ConfigError(
-                "TrainingLoop.task must provide loss_fn(model, batch, key) -> (loss, metrics) "
-                f"for the equinox backend; {type(loop.task).__name__} has none",
+                f"TrainingLoop.task must provide {signature} for the equinox backend; "
+                f"{type(loop.task).__name__} has none",
                 field="task",
             )
         return loop.task
     loss = resolve_loss(loop.loss, field="TrainingLoop.loss")
     kind = loop.loss if isinstance(loop.loss, str) and is_classification(loop.loss) else None
+    if stateful:
+        return StatefulSupervisedTask(loss=loss, classification=kind)
     return SupervisedTask(loss=loss, classification=kind)
 
 
@@ -62,11 +102,16 @@ def _check_loss_shape(
 ) -> None:
     """Trace (no compilation) the loss on one batch and require a scalar."""
     field = "task" if user_task else "loss"
+    stateful = state.model_state is not None
     try:
-        out = eqx.filter_eval_shape(task.loss_fn, state.model, batch, key)
+        if stateful:
+            out = eqx.filter_eval_shape(task.loss_fn, state.model, state.model_state, batch, key)
+        else:
+            out = eqx.filter_eval_shape(task.loss_fn, state.model, batch, key)
     except Exception as exc:  # the user's model or loss failed to trace on a real batch
+        hint = f" (a stateful model's task is {_STATEFUL_SIGNATURE})" if stateful else ""
         raise ConfigError(
-            f"TrainingLoop.{field}: computing the loss on one training batch failed: "
+            f"TrainingLoop.{field}: computing the loss on one training batch failed{hint}: "
             f"{type(exc).__name__}: {exc}",
             field=field,
         ) from exc
@@ -75,6 +120,19 @@ def _check_loss_shape(
             f"TrainingLoop.{field}: loss_fn must return (loss, metrics_dict), got {out!r}",
             field=field,
         )
+    if stateful:
+        aux = out[1]
+        expected: Any = jax.tree_util.tree_structure(state.model_state)
+        if not (
+            isinstance(aux, tuple)
+            and len(aux) == 2
+            and jax.tree_util.tree_structure(aux[1]) == expected
+        ):
+            raise ConfigError(
+                f"TrainingLoop.{field}: the model is stateful, so the task must be "
+                f"{_STATEFUL_SIGNATURE}, returning the new eqx.nn.State; got {out[1]!r}",
+                field=field,
+            )
     loss = out[0]
     if getattr(loss, "shape", None) != ():
         raise ConfigError(
@@ -111,8 +169,10 @@ def _check_eval(
     val_batch = next(iter(eval_batches(val, batch_size)))
     eval_fn = getattr(task, "eval_fn", None)
     fn = eval_fn if eval_fn is not None else task.loss_fn
+    model = eqx.nn.inference_mode(state.model)
+    args = (model, state.model_state) if state.model_state is not None else (model,)
     try:
-        out = eqx.filter_eval_shape(fn, eqx.nn.inference_mode(state.model), val_batch, key)
+        out = eqx.filter_eval_shape(fn, *args, val_batch, key)
     except PipekitError:
         raise
     except Exception as exc:  # the val data does not fit, or the user's eval_fn fails
@@ -134,6 +194,8 @@ def _check_eval(
             field=field,
         ) from exc
     metrics = out if eval_fn is not None else (out[1] if isinstance(out, tuple) else None)
+    if eval_fn is None and state.model_state is not None and isinstance(metrics, tuple):
+        metrics = metrics[0]
     bad = None
     if not isinstance(metrics, dict):
         bad = f"returns {type(metrics).__name__}, not a dict of scalar metrics"
@@ -146,13 +208,29 @@ def _check_eval(
         raise ConfigError(f"TrainingLoop.task: eval_fn {bad}", field="task")
 
 
-def fingerprint(loop: Any, module: Any, dataset_length: int) -> dict[str, Any]:
-    """The resume guard stored in every checkpoint (core's, with the model's array digest)."""
+def fingerprint(
+    loop: Any, module: Any, dataset_length: int, model_state: Any = None
+) -> dict[str, Any]:
+    """The resume guard stored in every checkpoint (core's, with the model's array digest).
+
+    A stateful model adds its state's structure digest, and each feature field set
+    away from its default (``accumulate_steps``, ``ema_decay``, ``precision``) is
+    recorded, so a resume with another one is refused by name. At the defaults the
+    fingerprint is the one earlier versions wrote.
+    """
+    extra: dict[str, Any] = {
+        name: getattr(loop, name)
+        for name, default in FEATURE_DEFAULTS.items()
+        if getattr(loop, name) != default
+    }
+    if model_state is not None:
+        extra["model_state_structure"] = tree_structure_digest(model_state)
     return core_fingerprint(
         loop,
         backend="equinox",
         model_structure=tree_structure_digest(eqx.filter(module, eqx.is_array)),
         dataset_length=dataset_length,
+        extra=extra or None,
     )
 
 
@@ -164,6 +242,7 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
     when one was given) and ``backend_info``.
     """
     started = time.perf_counter()
+    require_features(loop, supported=tuple(FEATURE_DEFAULTS), backend="equinox")
     options = parse_options(loop.backend_options)
     if options.compilation_cache not in (None, "off"):
         try:
@@ -175,7 +254,12 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
                 f"{exc.strerror or exc}; give a writable folder or 'off'",
                 field="backend_options.compilation_cache",
             ) from exc
-    model_op, module = _unwrap_model(loop.model_op)
+    model_op, module, model_state = _unwrap_model(loop.model_op)
+    module = storage_tree(module, loop.precision)
+    features = StepFeatures.of(loop)
+    # accumulate_steps = k: each step reads one record of k * batch_size rows (k
+    # micro-batches); max_steps counts optimiser updates (docs/decisions.md).
+    rows_per_step = loop.batch_size * loop.accumulate_steps
     spec = loop.sharding
     # Without a spec the single-device path is kept even under a distributed JAX.
     # With one, process p reads block r of each global batch, where r is the block of
@@ -192,26 +276,40 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         if loop.val_dataset is not None
         else None
     )
+    rows = len(train) if isinstance(train, RecordSource) else int(np.shape(train["x"])[0])
+    if loop.accumulate_steps > 1 and rows_per_step > rows:
+        raise DataError(
+            f"TrainingLoop.accumulate_steps ({loop.accumulate_steps}) x batch_size "
+            f"({loop.batch_size}) = {rows_per_step} rows per optimiser update, more than "
+            f"TrainingLoop.dataset's {rows} rows; lower accumulate_steps or batch_size"
+        )
     source = BatchSource(
         train,
-        loop.batch_size,
+        rows_per_step,
         loop.seed,
         shuffle=options.shuffle,
         process_index=placement_processes[0],
         process_count=placement_processes[1],
     )
-    optimizer = resolve_optimizer(loop.optimizer_config, max_steps=loop.max_steps)
-    task = _resolve_task(loop)
+    optimizer = with_accumulation(
+        resolve_optimizer(
+            loop.optimizer_config,
+            max_steps=loop.max_steps,
+            hyperparam_dtype=np.float32 if loop.precision == "bfloat16" else None,
+        ),
+        loop.accumulate_steps,
+    )
+    task = _resolve_task(loop, stateful=model_state is not None)
 
     root = jax.random.PRNGKey(loop.seed)
     base_key, eval_key = jax.random.split(root)
-    state = TrainState.create(module, optimizer)
+    state = TrainState.create(module, optimizer, model_state, ema=loop.ema_decay is not None)
     first_batch = source[0]
     if spec is not None:
         from ._sharding import validate_batch_spec, validate_model_spec
 
         validate_model_spec(spec, state)
-        validate_batch_spec(spec, first_batch, loop.batch_size)
+        validate_batch_spec(spec, first_batch, rows_per_step)
     _check_loss_shape(task, state, first_batch, base_key, user_task=loop.task is not None)
     if val is not None:
         _check_eval(
@@ -232,7 +330,7 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         checkpointer = Checkpointer(
             loop.checkpoint_dir,
             keep_last=ckpt.keep_last if ckpt is not None else None,
-            fingerprint=fingerprint(loop, module, source.n),
+            fingerprint=fingerprint(loop, module, source.n, model_state),
             resume=options.resume,
             async_save=options.async_checkpointing,
         )
@@ -248,6 +346,7 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         val_data=val,
         eval_batch_size=loop.batch_size,
         placement=placement,
+        features=features,
     )
     data = BatchIterator(source, worker_count=options.worker_count)
     result = run_driver(
@@ -262,10 +361,13 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         rng=base_key,
     )
     final_state = program.state_of(result.carry)
-    final_model = final_state.model
+    final_model = deployed_model(final_state)
+    final_model_state = final_state.model_state
     if placement.multiprocess:
         final_model = _process_local(final_model)
-    trained = _wrap(model_op, final_model)
+        if final_model_state is not None:
+            final_model_state = _process_local(final_model_state)
+    trained = _wrap(model_op, final_model, final_model_state)
     info: dict[str, Any] = {
         "backend": "equinox",
         **library_versions(),
@@ -283,6 +385,12 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         "stop_reason": result.stop_reason,
         "interrupted": result.interrupted,
         "steps_per_call": options.steps_per_call,
+        "features": {
+            "stateful_model": model_state is not None,
+            "accumulate_steps": loop.accumulate_steps,
+            "ema_decay": loop.ema_decay,
+            "precision": loop.precision,
+        },
         "sharding": placement.describe(),
         "run_dir": result.run_dir,
     }
@@ -304,16 +412,21 @@ def _process_local(module: Any) -> Any:
     return eqx.combine(local, static)
 
 
-def _wrap(model_op: Any, module: Any) -> JaxModelOp:
+def _wrap(model_op: Any, module: Any, model_state: Any = None) -> JaxModelOp:
+    """The trained op: the given op's class over the trained module (and state)."""
     if model_op is not None and hasattr(model_op, "with_module"):
-        out: JaxModelOp = model_op.with_module(module)
+        out: JaxModelOp = (
+            model_op.with_module(module)
+            if model_state is None
+            else model_op.with_module(module, model_state)
+        )
         return out
     if model_op is not None and isinstance(model_op, JaxModelOp):
         try:
-            return type(model_op)(module)
+            return type(model_op)(module, state=model_state)
         except TypeError:
             pass
-    return JaxModelOp(module)
+    return JaxModelOp(module, state=model_state)
 
 
 __all__ = ["run", "fingerprint"]

@@ -23,14 +23,39 @@ class TrainState(eqx.Module):
     Only the inexact-array leaves of ``model`` are trained (``opt_state`` is
     built over ``eqx.filter(model, eqx.is_inexact_array)``); integer arrays and
     non-array fields ride along unchanged.
+
+    ``model_state`` is the ``eqx.nn.State`` of a stateful model (batch-norm
+    statistics; ``None`` otherwise) and ``ema`` the moving average of the trained
+    leaves when ``TrainingLoop.ema_decay`` is set (``None`` otherwise). Both are
+    array leaves of the carry, so they are checkpointed and restored with it; at
+    their ``None`` defaults the carry is exactly the stateless one.
     """
 
     model: Any
     opt_state: Any
     step: jax.Array
+    model_state: Any = None
+    ema: Any = None
 
     @staticmethod
-    def create(model: eqx.Module, optimizer: optax.GradientTransformation) -> TrainState:
-        """A fresh state at step 0 with ``optimizer`` initialised on ``model``'s parameters."""
-        opt_state = optimizer.init(eqx.filter(model, eqx.is_inexact_array))
-        return TrainState(model=model, opt_state=opt_state, step=jnp.zeros((), jnp.int32))
+    def create(
+        model: eqx.Module,
+        optimizer: optax.GradientTransformation,
+        model_state: Any = None,
+        *,
+        ema: bool = False,
+    ) -> TrainState:
+        """A fresh state at step 0 with ``optimizer`` initialised on ``model``'s parameters.
+
+        With ``ema=True`` the average starts as a copy of the parameters.
+        """
+        params = eqx.filter(model, eqx.is_inexact_array)
+        opt_state = optimizer.init(params)
+        average = jax.tree_util.tree_map(jnp.copy, params) if ema else None
+        return TrainState(
+            model=model,
+            opt_state=opt_state,
+            step=jnp.zeros((), jnp.int32),
+            model_state=model_state,
+            ema=average,
+        )

@@ -20,6 +20,18 @@ class TrainTask(Protocol):
     synthesises one from ``TrainingLoop.loss``: the model is vmapped over
     ``batch["x"]`` and the loss compares the predictions with ``batch["y"]``.
     ``loss_fn`` returns the scalar loss and a dict of scalar metrics to log.
+
+    **Stateful models** (``eqx.nn.make_with_state``, e.g. with ``eqx.nn.BatchNorm``)
+    take and return the ``eqx.nn.State``::
+
+        loss_fn(model, state, batch, key) -> (loss, (metrics, new_state))
+        eval_fn(model, state, batch, key) -> metrics          # optional
+
+    The backend carries ``new_state`` to the next step (it is part of the
+    checkpoint); ``eval_fn`` gets the model in inference mode and the trained
+    state. Vmap a batch-norm model with ``axis_name="batch"`` (Equinox's
+    convention): ``jax.vmap(model, axis_name="batch", in_axes=(0, None),
+    out_axes=(0, None))(x, state)``.
     """
 
     def loss_fn(
@@ -50,6 +62,52 @@ class SupervisedTask(eqx.Module):
         if accuracy is not None:
             out["accuracy"] = accuracy(pred, batch["y"])
         return out
+
+
+class StatefulSupervisedTask(eqx.Module):
+    """The task synthesised from a loss for a stateful model (``(model, state)``).
+
+    The model is vmapped over ``batch["x"]`` with ``axis_name="batch"``, so
+    ``eqx.nn.BatchNorm`` normalises over the batch — the global batch under data
+    parallelism, since the vmapped axis is the whole global batch — and the new
+    state (running statistics) is carried. Evaluation runs the inference-mode model
+    with the trained state and does not update it.
+    """
+
+    loss: Callable[[jax.Array, jax.Array], jax.Array] = eqx.field(static=True)
+    classification: str | None = eqx.field(static=True, default=None)
+
+    def loss_fn(
+        self, model: eqx.Module, state: Any, batch: Any, key: jax.Array
+    ) -> tuple[jax.Array, tuple[dict[str, jax.Array], Any]]:
+        pred, new_state = apply_stateful(model, state, batch["x"], key)
+        return self.loss(pred, batch["y"]), ({}, new_state)
+
+    def eval_fn(
+        self, model: eqx.Module, state: Any, batch: Any, key: jax.Array
+    ) -> dict[str, jax.Array]:
+        pred, _ = apply_stateful(model, state, batch["x"], key)
+        out = {"loss": self.loss(pred, batch["y"])}
+        accuracy = resolve_accuracy(self.classification)
+        if accuracy is not None:
+            out["accuracy"] = accuracy(pred, batch["y"])
+        return out
+
+
+def apply_stateful(model: Any, state: Any, x: jax.Array, key: jax.Array) -> tuple[Any, Any]:
+    """``vmap(model, axis_name="batch")(x, state)`` → ``(predictions, new_state)``.
+
+    Passes a per-example key when the model's signature takes ``key=``.
+    """
+    if takes_key(model):
+        keys = jax.random.split(key, x.shape[0])
+        return jax.vmap(
+            lambda xi, ki, s: model(xi, s, key=ki),
+            axis_name="batch",
+            in_axes=(0, 0, None),
+            out_axes=(0, None),
+        )(x, keys, state)
+    return jax.vmap(model, axis_name="batch", in_axes=(0, None), out_axes=(0, None))(x, state)
 
 
 def takes_key(model: Any) -> bool:

@@ -18,6 +18,7 @@ from pipekit_train.carry import TrainerCarryState
 from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax.data import BatchSource, eval_batches, normalize_dataset
+from pipekit_train.loop import require_features
 from pipekit_train.runner import CallbackRunner
 
 from ._bridge import make_bridge, make_last_value_metric
@@ -69,6 +70,8 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
     ``backend_info``.
     """
     started = time.perf_counter()
+    # Accumulation, EMA and precision are not mapped onto this backend yet: refuse them.
+    require_features(loop, supported=(), backend="keras")
     options = parse_options(loop.backend_options)
     keras = import_keras()
     _enable_cache(options)

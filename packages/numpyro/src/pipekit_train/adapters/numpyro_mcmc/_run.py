@@ -24,6 +24,7 @@ from pipekit_train.adapters.bayes import (
 from pipekit_train.driver import run_driver
 from pipekit_train.errors import DataError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
+from pipekit_train.loop import require_features
 
 from ._options import McmcOptions, parse_options
 from ._program import SAMPLE_PREFIX, STAT_NAMES
@@ -100,6 +101,8 @@ def run(loop: Any) -> tuple[NumpyroPredictiveOp | None, dict[str, Any]]:
     resumes bit-identically after a kill.
     """
     started = time.perf_counter()
+    # Accumulation, EMA and precision are not mapped onto this backend yet: refuse them.
+    require_features(loop, supported=(), backend="numpyro-mcmc")
     options = parse_options(loop.backend_options)
     use_compilation_cache(options.compilation_cache)
     task = require_task(loop, BACKEND)

@@ -23,6 +23,7 @@ from pipekit_train.adapters.bayes import (
 from pipekit_train.driver import run_driver
 from pipekit_train.errors import ConfigError, DataError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
+from pipekit_train.loop import require_features
 
 from ._options import SviOptions, parse_options
 
@@ -73,6 +74,8 @@ def run(loop: Any) -> tuple[NumpyroPredictiveOp, dict[str, Any]]:
     ``SVIState``; evaluation is the ELBO on ``val_dataset``.
     """
     started = time.perf_counter()
+    # Accumulation, EMA and precision are not mapped onto this backend yet: refuse them.
+    require_features(loop, supported=(), backend="numpyro-svi")
     options = parse_options(loop.backend_options)
     use_compilation_cache(options.compilation_cache)
     task = require_task(loop, BACKEND)
