@@ -32,7 +32,7 @@ from _common import digits  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
-ALL_CASES = ("1", "2", "3", "4", "5", "6", "7", "8")
+ALL_CASES = ("1", "2", "3", "4", "5", "6", "7", "8", "9")
 
 #: What bounds a case that is below its target, found by profiling (py-spy, and timing the
 #: pieces) on the 2-core development machine; printed under the table for each case below
@@ -215,6 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     if "8" in cases:
         section("case 8: backend vs hand-written jit + donation + lax.scan loop")
         rows += _cases.case_backend_vs_scan_loop(data, s)
+    if "9" in cases:
+        section("case 9: lightning backend vs plain Lightning and a plain torch loop")
+        rows += [r for r in _cases.case_lightning(data, s)]
     sweep = None
     if not args.no_sweep:
         section("steps_per_call sweep")

@@ -12,33 +12,12 @@ pipekit's, a pure function of (seed, batch index), so worker processes do not ch
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-WORKER = Path(__file__).with_name("_resume_worker.py")
-
-
-def _run(ckpt: Path, out: Path, workers: int, kill_at: int = 0, sig: str = "SIGKILL") -> int:
-    proc = subprocess.run(
-        [sys.executable, str(WORKER), str(ckpt), str(out), str(workers), str(kill_at), sig],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if kill_at == 0 or sig != "SIGKILL":
-        assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc.returncode
-
-
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, np.ndarray]:
-    d = tmp_path_factory.mktemp("ref")
-    _run(d / "ckpt", d / "ref.npz", workers=0)
-    return dict(np.load(d / "ref.npz"))
+from _resume_helpers import run_worker as _run
 
 
 @pytest.mark.parametrize("workers", [0, 2])

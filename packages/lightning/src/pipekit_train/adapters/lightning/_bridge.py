@@ -155,6 +155,8 @@ class Bridge(pl.Callback):
         ):
             metrics = {f"val_{k}": float(v) for k, v in self.evaluate(self.net).items()}
             runner.eval_end(state, metrics)
+        if signal is None and self._world == 1 and self.signals is not None:
+            signal = self.signals.received  # e.g. SIGTERM during the callbacks above
         if signal is not None and not state.should_stop:
             state.should_stop = True
             state.stop_reason = f"{signal}: checkpointed and stopped"
