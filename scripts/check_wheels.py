@@ -48,6 +48,7 @@ MODULES: dict[str, list[str]] = {
 # Backend entry points each distribution must register (name → module); any other is an error.
 ENTRY_POINTS: dict[str, dict[str, str]] = {
     "pipekit-train-equinox": {"equinox": "pipekit_train.adapters.equinox"},
+    "pipekit-train-lightning": {"lightning": "pipekit_train.adapters.lightning"},
 }
 
 # Heavy frameworks a bare `pip install pipekit-train-core` must not pull in.
