@@ -107,7 +107,13 @@ class Bridge(pl.Callback):
     def on_train_batch_start(
         self, trainer: pl.Trainer, pl_module: pl.LightningModule, batch: Any, batch_idx: int
     ) -> None:
-        torch.manual_seed(step_seed(self.loop.seed, self.start * self.accumulate + batch_idx))
+        seed = step_seed(self.loop.seed, self.start * self.accumulate + batch_idx)
+        # The generators themselves, not torch.manual_seed: before CUDA is initialised that
+        # also queues a CUDA seeding call with a formatted stack trace, on every batch.
+        torch.default_generator.manual_seed(seed)
+        device = pl_module.device
+        if device.type == "cuda":
+            torch.cuda.default_generators[device.index or 0].manual_seed(seed)
 
     def on_train_batch_end(
         self,
