@@ -571,7 +571,12 @@ def case_lightning(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
         )
     rows = []
     for case, what, refname, target in (
-        ("9", "lightning backend, log/50 ÷ plain Lightning script (same MLP, AdamW)", "lightning", 0.97),
+        (
+            "9",
+            "lightning backend, log/50 ÷ plain Lightning script (same MLP, AdamW)",
+            "lightning",
+            0.97,
+        ),
         ("9b", "lightning backend, log/50 ÷ plain torch loop", "torch", None),
     ):
         ratio = paired_ratio(times[refname], times["backend"])

@@ -30,7 +30,10 @@ def _model() -> Any:
 
     torch.manual_seed(0)
     return torch.nn.Sequential(
-        torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256), torch.nn.ReLU(),
+        torch.nn.Linear(64, 256),
+        torch.nn.ReLU(),
+        torch.nn.Linear(256, 256),
+        torch.nn.ReLU(),
         torch.nn.Linear(256, 10),
     )
 
@@ -93,8 +96,13 @@ def lightning_seconds_per_step(data: dict[str, np.ndarray], start: int, window: 
     loader = torch.utils.data.DataLoader(ds, batch_size=128, shuffle=True, drop_last=True)
     clock = Clock()
     trainer = pl.Trainer(
-        max_steps=start + window, accelerator="cpu", devices=1, logger=False,
-        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+        max_steps=start + window,
+        accelerator="cpu",
+        devices=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
         callbacks=[clock],
     )
     trainer.fit(Module(), loader)

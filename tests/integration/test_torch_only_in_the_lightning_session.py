@@ -32,18 +32,34 @@ def _nox_distributions() -> dict[str, str]:
 def _installed_by(*args: str) -> set[str]:
     out = subprocess.run(
         ["uv", "export", "--locked", "--no-hashes", "--format", "requirements-txt", *args],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     return {m.group(1).lower() for m in re.finditer(r"^([A-Za-z0-9._-]+)==", out, re.M)}
 
 
 @pytest.mark.skipif(shutil.which("uv") is None, reason="needs uv")
 def test_only_the_lightning_session_installs_torch_and_lightning() -> None:
-    sessions = {f"tests-{folder}": ["--package", dist, "--group", "test"]
-                for dist, folder in _nox_distributions().items()}
-    sessions["tests-core-jax"] = ["--package", "pipekit-train-core", "--extra", "jax",
-                                  "--extra", "tensorboard", "--extra", "mlflow", "--extra",
-                                  "plot", "--group", "test"]
+    sessions = {
+        f"tests-{folder}": ["--package", dist, "--group", "test"]
+        for dist, folder in _nox_distributions().items()
+    }
+    sessions["tests-core-jax"] = [
+        "--package",
+        "pipekit-train-core",
+        "--extra",
+        "jax",
+        "--extra",
+        "tensorboard",
+        "--extra",
+        "mlflow",
+        "--extra",
+        "plot",
+        "--group",
+        "test",
+    ]
     assert "tests-lightning" in sessions
     for name, args in sessions.items():
         heavy = _installed_by(*args) & HEAVY

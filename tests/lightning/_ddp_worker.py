@@ -20,14 +20,16 @@ from pipekit_train import TrainingLoop
 
 
 def main() -> None:
-    out, devices = sys.argv[1], int(sys.argv[2])
+    run_job(sys.argv[1], int(sys.argv[2]))
+
+
+def run_job(out: str, devices: int) -> None:
+    """Train and write this rank's arrays and metrics into ``out``."""
     torch.set_num_threads(1)
     digits = load_digits()
     data = {"x": (digits.data / 16).astype(np.float32), "y": digits.target.astype(np.int64)}
     torch.manual_seed(0)
-    model = torch.nn.Sequential(
-        torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10)
-    )
+    model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10))
     options = {"accelerator": "cpu", "devices": devices}
     if devices > 1:
         options["strategy"] = "ddp"

@@ -40,21 +40,33 @@ class Trace(Callback):
 def test_every_step_once_in_order_with_eval_and_checkpoints(tmp_path: Path) -> None:
     trace = Trace()
     _, info = loop(
-        max_steps=12, log_every_n_steps=4, eval_every_n_steps=6, val_dataset=data(seed=1),
-        checkpoint_dir=str(tmp_path), callbacks=[trace],
+        max_steps=12,
+        log_every_n_steps=4,
+        eval_every_n_steps=6,
+        val_dataset=data(seed=1),
+        checkpoint_dir=str(tmp_path),
+        callbacks=[trace],
     ).run()
     assert trace.steps == list(range(1, 13))
     assert trace.events == [
-        ("run_start", 0), ("step_end", 4), ("step_end", 6), ("eval_end", 6),
-        ("step_end", 8), ("step_end", 12), ("eval_end", 12), ("checkpoint", 12), ("run_end", 12),
+        ("run_start", 0),
+        ("step_end", 4),
+        ("step_end", 6),
+        ("eval_end", 6),
+        ("step_end", 8),
+        ("step_end", 12),
+        ("eval_end", 12),
+        ("checkpoint", 12),
+        ("run_end", 12),
     ]
     assert {"loss", "lr", "val_loss", "val_accuracy"} <= set(info["final_metrics"])
 
 
 def test_early_stopping_stops_the_trainer_and_checkpoints(tmp_path: Path) -> None:
     stop = EarlyStopping(monitor="loss", patience=0, min_delta=1e9)
-    _, info = loop(max_steps=40, log_every_n_steps=2, checkpoint_dir=str(tmp_path),
-                   callbacks=[stop]).run()
+    _, info = loop(
+        max_steps=40, log_every_n_steps=2, checkpoint_dir=str(tmp_path), callbacks=[stop]
+    ).run()
     assert info["final_step"] == 4  # step 2 sets the best, step 4 fails to beat it by 1e9
     assert "EarlyStopping" in info["stop_reason"]
     assert (tmp_path / "step-000000004.pt").exists()
@@ -64,6 +76,10 @@ def test_terminate_on_nan_names_the_step_and_writes_no_bad_checkpoint(tmp_path: 
     bad = data()
     bad["x"][:] = np.inf
     with pytest.raises(TrainingError, match="step 1"):
-        loop(dataset=bad, checkpoint_dir=str(tmp_path), log_every_n_steps=3,
-             callbacks=[TerminateOnNaN()]).run()
+        loop(
+            dataset=bad,
+            checkpoint_dir=str(tmp_path),
+            log_every_n_steps=3,
+            callbacks=[TerminateOnNaN()],
+        ).run()
     assert not list(tmp_path.glob("step-*.pt"))

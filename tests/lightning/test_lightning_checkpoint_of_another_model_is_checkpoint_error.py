@@ -1,4 +1,4 @@
-"""A ``checkpoint_dir`` holding another model's checkpoint → ``CheckpointError`` naming the field."""
+"""A checkpoint_dir holding another model's checkpoint → CheckpointError naming the field."""
 
 from __future__ import annotations
 

@@ -58,9 +58,18 @@ def test_digits_example_reaches_096_on_the_held_out_split(example, tmp_path: Pat
     assert accuracy >= 0.96
     assert info["final_metrics"]["val_accuracy"] == pytest.approx(accuracy, abs=1e-6)
 
-    for key in ("backend", "torch_version", "lightning_version", "pipekit_versions",
-                "final_step", "resumed_from_step", "final_metrics", "stop_reason",
-                "interrupted", "total_seconds"):
+    for key in (
+        "backend",
+        "torch_version",
+        "lightning_version",
+        "pipekit_versions",
+        "final_step",
+        "resumed_from_step",
+        "final_metrics",
+        "stop_reason",
+        "interrupted",
+        "total_seconds",
+    ):
         assert key in info, key
     assert info["backend"] == "lightning" and info["final_step"] == 400
     assert info["resumed_from_step"] is None and info["interrupted"] is None

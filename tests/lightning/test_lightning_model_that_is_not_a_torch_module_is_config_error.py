@@ -1,4 +1,4 @@
-"""``model_op`` that is not an ``nn.Module`` (nor a ``TorchModelOp``) → ``ConfigError`` before fit."""
+"""A model_op that is not an nn.Module (nor a TorchModelOp) → ConfigError before fit."""
 
 from __future__ import annotations
 

@@ -15,7 +15,9 @@ from pipekit_train.registry import backend_states, load_backend
 
 
 def test_entry_point_and_registry() -> None:
-    eps = [ep for ep in metadata.entry_points(group="pipekit_train.backends") if ep.name == "lightning"]
+    eps = [
+        ep for ep in metadata.entry_points(group="pipekit_train.backends") if ep.name == "lightning"
+    ]
     assert [ep.value for ep in eps] == ["pipekit_train.adapters.lightning"]
     state = next(s for s in backend_states() if s.name == "lightning")
     assert state.state == "installed" and state.distribution == "pipekit-train-lightning"
@@ -28,7 +30,7 @@ def test_import_and_backends_listing_do_not_import_lightning() -> None:
         "import sys, pipekit_train, pipekit_train.adapters.lightning as a\n"
         "from pipekit_train.registry import backend_states\n"
         "backend_states()\n"
-        "assert 'lightning' not in sys.modules and 'lightning.pytorch' not in sys.modules, 'imported'\n"
+        "assert 'lightning' not in sys.modules, 'lightning imported'\n"
         "assert 'torch' not in sys.modules, 'torch imported'\n"
         "assert a.TorchModelOp.__name__ == 'TorchModelOp'\n"
         "assert 'lightning' not in sys.modules\n"

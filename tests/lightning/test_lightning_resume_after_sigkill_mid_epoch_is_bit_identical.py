@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from _resume_helpers import run_worker as _run
 
 
@@ -40,7 +39,9 @@ def test_sigkill_mid_epoch_then_resume_is_bit_identical(
     assert any(k.endswith("exp_avg_sq") for k in keys)
     for key in keys:
         np.testing.assert_array_equal(resumed[key], reference[key], err_msg=key)
-    ref_losses = dict(zip(reference["losses_steps"].tolist(), reference["losses"].tolist()))
-    got = dict(zip(resumed["losses_steps"].tolist(), resumed["losses"].tolist()))
+    ref_losses = dict(
+        zip(reference["losses_steps"].tolist(), reference["losses"].tolist(), strict=True)
+    )
+    got = dict(zip(resumed["losses_steps"].tolist(), resumed["losses"].tolist(), strict=True))
     assert min(got) == 21
     assert got == {s: ref_losses[s] for s in got}

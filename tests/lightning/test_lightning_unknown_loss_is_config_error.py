@@ -9,7 +9,9 @@ from pipekit_train.errors import ConfigError
 
 
 def test_unknown_loss_name_is_config_error_with_a_suggestion() -> None:
-    with pytest.raises(ConfigError, match="unknown loss 'bce'.*did you mean 'binary_cross_entropy'") as err:
+    with pytest.raises(
+        ConfigError, match="unknown loss 'bce'.*did you mean 'binary_cross_entropy'"
+    ) as err:
         loop(loss="bce")
     assert err.value.field == "loss"
 

@@ -9,7 +9,9 @@ from pipekit_train.errors import ConfigError
 
 
 def test_misspelt_trainer_option_names_it_and_suggests(no_fit) -> None:
-    with pytest.raises(ConfigError, match="Trainer has no option 'precison'.*did you mean 'precision'") as err:
+    with pytest.raises(
+        ConfigError, match="Trainer has no option 'precison'.*did you mean 'precision'"
+    ) as err:
         loop(backend_options={"precison": "bf16-mixed"}).run()
     assert err.value.field == "backend_options.precison"
 

@@ -19,9 +19,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import lightning.pytorch as pl
 import torch
 
+import lightning.pytorch as pl
 from pipekit_train.callbacks import scalar
 from pipekit_train.carry import TrainerCarryState
 from pipekit_train.runner import CallbackRunner, event_intervals, next_event_step

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import lightning.pytorch as pl
 import torch
 
+import lightning.pytorch as pl
 from pipekit_train.errors import ConfigError
 
 from ._data import Arrays, StepBatches

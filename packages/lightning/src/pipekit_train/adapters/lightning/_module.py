@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import lightning.pytorch as pl
 import torch
 
+import lightning.pytorch as pl
 from pipekit_train.errors import ConfigError
 from pipekit_train.optimizers import OptimizerSpec
 

@@ -98,7 +98,9 @@ class TorchModelOp:
     def with_module(self, module: torch.nn.Module) -> TorchModelOp:
         """The same op (factory, options) around another module (e.g. the trained one)."""
         return TorchModelOp(
-            module, factory=self.factory, factory_kwargs=self.factory_kwargs,
+            module,
+            factory=self.factory,
+            factory_kwargs=self.factory_kwargs,
             as_tensor=self.as_tensor,
         )
 

@@ -123,8 +123,12 @@ def schedule_fn(lr: Mapping[str, Any]) -> Callable[[int], float]:
         value = float(p["value"])
         return lambda step: value
     if name == "cosine_decay":
-        return _cosine(float(p["init_value"]), int(p["decay_steps"]), p.get("alpha", 0.0),
-                       p.get("exponent", 1.0))
+        return _cosine(
+            float(p["init_value"]),
+            int(p["decay_steps"]),
+            p.get("alpha", 0.0),
+            p.get("exponent", 1.0),
+        )
     if name == "warmup_cosine_decay":
         init, peak = float(p["init_value"]), float(p["peak_value"])
         warm, total = int(p["warmup_steps"]), int(p["decay_steps"])
@@ -138,8 +142,16 @@ def schedule_fn(lr: Mapping[str, Any]) -> Callable[[int], float]:
 
         return warmup_cosine
     if name == "exponential_decay":
-        init, steps, rate = float(p["init_value"]), int(p["transition_steps"]), float(p["decay_rate"])
-        begin, stair, end = int(p.get("transition_begin", 0)), bool(p.get("staircase", False)), p.get("end_value")
+        init, steps, rate = (
+            float(p["init_value"]),
+            int(p["transition_steps"]),
+            float(p["decay_rate"]),
+        )
+        begin, stair, end = (
+            int(p.get("transition_begin", 0)),
+            bool(p.get("staircase", False)),
+            p.get("end_value"),
+        )
 
         def exponential(step: int) -> float:
             count = step - begin

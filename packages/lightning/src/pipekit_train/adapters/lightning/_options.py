@@ -98,8 +98,7 @@ def parse_options(options: dict[str, Any]) -> Options:
     accumulate = rest.get("accumulate_grad_batches", 1)
     if not isinstance(accumulate, int) or isinstance(accumulate, bool) or accumulate < 1:
         raise ConfigError(
-            "backend_options.accumulate_grad_batches must be an integer >= 1, got "
-            f"{accumulate!r}",
+            f"backend_options.accumulate_grad_batches must be an integer >= 1, got {accumulate!r}",
             field="backend_options.accumulate_grad_batches",
         )
     out.trainer = rest

@@ -12,10 +12,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import lightning.pytorch as pl
 import torch
-from lightning.pytorch.utilities.exceptions import SIGTERMException
 
+import lightning.pytorch as pl
+from lightning.pytorch.utilities.exceptions import SIGTERMException
 from pipekit_train._signals import StopSignals
 from pipekit_train.errors import CheckpointError, ConfigError, DataError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
@@ -55,7 +55,9 @@ def _describe(batch: dict[str, torch.Tensor]) -> str:
     return "{" + ", ".join(f"{k!r}: {v.dtype} {list(v.shape)}" for k, v in batch.items()) + "}"
 
 
-def _check_batch(net: torch.nn.Module, loss_fn: Any, batch: dict[str, torch.Tensor], field: str) -> None:
+def _check_batch(
+    net: torch.nn.Module, loss_fn: Any, batch: dict[str, torch.Tensor], field: str
+) -> None:
     """Run the model and the loss on one batch (no gradients) so a misfit fails before ``fit``."""
     if "y" not in batch:
         raise DataError(f"{field} has no 'y' field (it has {sorted(batch)}); name the targets 'y'")
@@ -89,7 +91,9 @@ def _check_batch(net: torch.nn.Module, loss_fn: Any, batch: dict[str, torch.Tens
         )
 
 
-def fingerprint(loop: Any, net: torch.nn.Module, dataset_length: int, accumulate: int) -> dict[str, Any]:
+def fingerprint(
+    loop: Any, net: torch.nn.Module, dataset_length: int, accumulate: int
+) -> dict[str, Any]:
     """The resume guard stored in every checkpoint (core's, with the state_dict digest)."""
     return core_fingerprint(
         loop,
@@ -111,7 +115,9 @@ def _restore_module(net: torch.nn.Module, saved: Saved) -> None:
         ) from exc
 
 
-def _trainer_kwargs(loop: Any, options: Options, spec: Any, start: int, bridge: Bridge) -> dict[str, Any]:
+def _trainer_kwargs(
+    loop: Any, options: Options, spec: Any, start: int, bridge: Bridge
+) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         "max_steps": loop.max_steps - start,
         "max_epochs": -1,
@@ -168,7 +174,9 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
     if loss_fn is not None:
         _check_batch(net, loss_fn, first, "TrainingLoop.dataset")
         if val is not None:
-            _check_batch(net, loss_fn, next(eval_batches(val, loop.batch_size)), "TrainingLoop.val_dataset")
+            _check_batch(
+                net, loss_fn, next(eval_batches(val, loop.batch_size)), "TrainingLoop.val_dataset"
+            )
     evaluate = None
     if val is not None:
         step_fn = None
@@ -207,6 +215,10 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
     interrupted: str | None = None
     if start < loop.max_steps:
         trainer = pl.Trainer(**_trainer_kwargs(loop, options, spec, start, bridge))
+        if trainer.world_size == 1:
+            # One process: build the writers now, so a bad log folder fails before fit.
+            # Under DDP each rank builds its runner in Bridge.setup, knowing its rank.
+            bridge.make_runner(is_primary=True)
         datamodule = StepDataModule(
             train,
             loop.batch_size,
@@ -256,5 +268,3 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
     net = net.cpu()
     trained = op.with_module(net) if op is not None else TorchModelOp(net)
     return trained, info
-
-

@@ -9,8 +9,9 @@ __all__ = ["library_versions", "pipekit_versions"]
 
 def library_versions() -> dict[str, str]:
     """Versions of the libraries the lightning backend runs on (imports torch and lightning)."""
-    import lightning
     import torch
+
+    import lightning
 
     return {"torch_version": torch.__version__, "lightning_version": lightning.__version__}
 
