@@ -162,7 +162,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-sweep", action="store_true", help="skip the steps_per_call sweep")
     parser.add_argument("--quick", action="store_true", help="smoke run: 2 rounds, short windows")
     parser.add_argument("--out", type=Path, default=RESULTS / "latest.md")
+    parser.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="case 9: time with process CPU time and one torch thread (robust to other load)",
+    )
     args = parser.parse_args(argv)
+    if args.cpu_time:
+        import _lightning_ref
+        import torch
+
+        torch.set_num_threads(1)
+        _lightning_ref.CLOCK = time.process_time
 
     from pipekit_train.adapters.equinox._options import DEFAULT_STEPS_PER_CALL
 
