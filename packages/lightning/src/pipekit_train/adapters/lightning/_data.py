@@ -99,7 +99,7 @@ def to_tensors(batch: Arrays) -> dict[str, torch.Tensor]:
     return {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in batch.items()}
 
 
-class StepBatches(torch.utils.data.Dataset):  # type: ignore[type-arg]
+class StepBatches(torch.utils.data.Dataset):
     """Map-style dataset: item ``k`` is global batch ``start + k`` (this rank's rows of it)."""
 
     def __init__(

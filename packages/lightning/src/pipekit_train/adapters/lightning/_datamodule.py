@@ -40,7 +40,7 @@ class StepDataModule(pl.LightningDataModule):
         self.count = count
         self.num_workers = num_workers
 
-    def train_dataloader(self) -> torch.utils.data.DataLoader:  # type: ignore[type-arg]
+    def train_dataloader(self) -> torch.utils.data.DataLoader:
         world = self.trainer.world_size if self.trainer is not None else 1
         rank = self.trainer.global_rank if self.trainer is not None else 0
         if self.batch_size % world:

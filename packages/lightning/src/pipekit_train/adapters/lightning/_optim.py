@@ -29,7 +29,7 @@ from pipekit_train.optimizers import OptimizerSpec, parse_optimizer_config, requ
 
 __all__ = ["SUPPORTED", "parse_spec", "build_optimizer", "schedule_fn"]
 
-_OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {
+_OPTIMIZERS: dict[str, Callable[..., torch.optim.Optimizer]] = {
     "adam": torch.optim.Adam,
     "adamw": torch.optim.AdamW,
     "sgd": torch.optim.SGD,
@@ -51,6 +51,10 @@ _OPTAX_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
+def _name(cls: Any) -> str:
+    return str(getattr(cls, "__name__", cls))
+
+
 def parse_spec(config: Mapping[str, Any], max_steps: int) -> OptimizerSpec:
     """Core's spec of ``config``, refused here if this backend cannot map it."""
     spec = parse_optimizer_config(config, max_steps=max_steps)
@@ -67,7 +71,7 @@ def _torch_kwargs(spec: OptimizerSpec) -> dict[str, Any]:
         if "betas" not in allowed:
             bad = "b1" if "b1" in kw else "b2"
             raise ConfigError(
-                f"optimizer_config.{bad}: torch.optim.{cls.__name__} has no betas; remove it",
+                f"optimizer_config.{bad}: torch.optim.{_name(cls)} has no betas; remove it",
                 field=f"optimizer_config.{bad}",
             )
         b1, b2 = kw.pop("b1", 0.9), kw.pop("b2", 0.999)
@@ -79,7 +83,7 @@ def _torch_kwargs(spec: OptimizerSpec) -> dict[str, Any]:
     for key, value in kw.items():
         if key not in allowed:
             raise ConfigError(
-                f"optimizer_config.{key}: torch.optim.{cls.__name__} has no argument {key!r}"
+                f"optimizer_config.{key}: torch.optim.{_name(cls)} has no argument {key!r}"
                 f"{closest(key, sorted(allowed | {'b1', 'b2'}))}; it takes: "
                 f"{', '.join(sorted(allowed))} (or the optax names b1, b2)",
                 field=f"optimizer_config.{key}",
@@ -110,7 +114,7 @@ def check_optimizer(spec: OptimizerSpec) -> None:
         raise
     except (TypeError, ValueError) as exc:
         raise ConfigError(
-            f"optimizer_config: torch.optim.{_OPTIMIZERS[spec.name].__name__} refuses it: {exc}",
+            f"optimizer_config: torch.optim.{_name(_OPTIMIZERS[spec.name])} refuses it: {exc}",
             field="optimizer_config",
         ) from exc
 
@@ -147,11 +151,8 @@ def schedule_fn(lr: Mapping[str, Any]) -> Callable[[int], float]:
             int(p["transition_steps"]),
             float(p["decay_rate"]),
         )
-        begin, stair, end = (
-            int(p.get("transition_begin", 0)),
-            bool(p.get("staircase", False)),
-            p.get("end_value"),
-        )
+        begin, stair = int(p.get("transition_begin", 0)), bool(p.get("staircase", False))
+        floor: float | None = None if p.get("end_value") is None else float(p["end_value"])
 
         def exponential(step: int) -> float:
             count = step - begin
@@ -159,8 +160,8 @@ def schedule_fn(lr: Mapping[str, Any]) -> Callable[[int], float]:
                 return init
             power = count / steps
             value = init * rate ** (math.floor(power) if stair else power)
-            if end is not None:
-                value = max(value, end) if rate < 1 else min(value, end)
+            if floor is not None:
+                value = max(value, floor) if rate < 1 else min(value, floor)
             return value
 
         return exponential
