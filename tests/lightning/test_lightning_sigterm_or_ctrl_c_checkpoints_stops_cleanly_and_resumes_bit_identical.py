@@ -1,10 +1,10 @@
-"""SIGTERM or the first Ctrl-C (SIGINT) mid-epoch: the run checkpoints at that step, returns normally, and resumes exactly.
+"""SIGTERM or the first Ctrl-C mid-epoch: checkpoint at that step, return normally, resume exactly.
 
 A real subprocess sends itself SIGTERM at step 21 (no checkpoint is due there;
 they are every 10). Lightning's own SIGTERM handling would end ``fit`` having saved
 nothing; with pipekit the run writes a checkpoint at step 21, exits 0 with
-``backend_info["interrupted"] == "SIGTERM"`` (or ``"SIGINT"``) and a stop reason, and running the job
-again resumes from 21 and ends bit-identical to the uninterrupted run. Ctrl-C alone is not
+``backend_info["interrupted"] == "SIGTERM"`` (or ``"SIGINT"``) and a stop reason, and
+running the job again resumes from 21 and ends bit-identical to the uninterrupted run. Ctrl-C alone is not
 Lightning's concern (it would raise ``KeyboardInterrupt`` and exit 1); pipekit's handler turns
 the first one into the same checkpoint-and-stop.
 """
