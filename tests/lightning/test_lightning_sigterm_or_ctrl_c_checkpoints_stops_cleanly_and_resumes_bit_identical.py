@@ -4,9 +4,9 @@ A real subprocess sends itself SIGTERM at step 21 (no checkpoint is due there;
 they are every 10). Lightning's own SIGTERM handling would end ``fit`` having saved
 nothing; with pipekit the run writes a checkpoint at step 21, exits 0 with
 ``backend_info["interrupted"] == "SIGTERM"`` (or ``"SIGINT"``) and a stop reason, and
-running the job again resumes from 21 and ends bit-identical to the uninterrupted run. Ctrl-C alone is not
-Lightning's concern (it would raise ``KeyboardInterrupt`` and exit 1); pipekit's handler turns
-the first one into the same checkpoint-and-stop.
+running the job again resumes from 21 and ends bit-identical to the uninterrupted run.
+Ctrl-C alone is not Lightning's concern (it would raise ``KeyboardInterrupt`` and exit 1);
+pipekit's handler turns the first one into the same checkpoint-and-stop.
 """
 
 from __future__ import annotations
