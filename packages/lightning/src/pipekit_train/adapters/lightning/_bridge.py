@@ -204,7 +204,12 @@ class Bridge(pl.Callback):
         self.last_checkpoint = step
 
     def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        self.train_seconds = time.perf_counter() - self._started
+        self.finish_timing()
+
+    def finish_timing(self) -> None:
+        """Training wall time, once (also after a stop that skipped ``on_train_end``)."""
+        if not self.train_seconds and self._started:
+            self.train_seconds = time.perf_counter() - self._started
 
 
 def _to_cpu(tree: Any) -> Any:

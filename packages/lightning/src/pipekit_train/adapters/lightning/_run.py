@@ -242,6 +242,7 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
                     bridge.runner.close(exc, state)
                 raise
             interrupted = signals.received
+        bridge.finish_timing()
         state.step = start + trainer.global_step
         is_primary = trainer.is_global_zero
     else:
