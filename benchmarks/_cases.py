@@ -662,3 +662,50 @@ def _program_sweep(data: dict[str, np.ndarray], s: Settings) -> dict[int, list[f
         for k in SWEEP_KS:
             secs[k].append(total[k] / (blocks * block))
     return secs
+
+
+# -- case 13: the lightning backend against plain Lightning and a plain torch loop -------------
+
+
+def case_lightning(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
+    """9: lightning backend ÷ plain Lightning script (target ≥ 0.97); 9b: ÷ plain torch loop."""
+    import _lightning_ref as ref
+
+    start, w = 100, s.window
+    runs: dict[str, Callable[[], float]] = {
+        "backend": lambda: ref.backend_seconds_per_step(data, start, w),
+        "lightning": lambda: ref.lightning_seconds_per_step(data, start, w),
+        "torch": lambda: ref.torch_seconds_per_step(data, start, w),
+    }
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for r in range(s.repeats):
+        for name in _rotate(list(runs), r):
+            times[name].append(runs[name]())
+        _say(
+            f"  round {r + 1}/{s.repeats}: "
+            + ", ".join(f"{n} {1 / times[n][-1]:.0f}/s" for n in runs)
+        )
+    rows = []
+    for case, what, refname, target in (
+        (
+            "13",
+            "lightning backend, log/50 ÷ plain Lightning script (same MLP, AdamW)",
+            "lightning",
+            0.97,
+        ),
+        ("13b", "lightning backend, log/50 ÷ plain torch loop", "torch", None),
+    ):
+        ratio = paired_ratio(times[refname], times["backend"])
+        rows.append(
+            Row(
+                case,
+                what,
+                _rate(median(times["backend"])),
+                _rate(median(times[refname])),
+                f"{ratio:.2f}",
+                f"≥ {target}" if target is not None else "reported",
+                ratio >= target if target is not None else None,
+                {"ours_s_per_step": times["backend"], "reference_s_per_step": times[refname]},
+            )
+        )
+    return rows

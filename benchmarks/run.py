@@ -32,7 +32,7 @@ from _common import digits  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
-ALL_CASES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "12")
+ALL_CASES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "12", "13")
 
 #: What bounds a case that is below its target, found by profiling (py-spy, and timing the
 #: pieces) on the 2-core development machine; printed under the table for each case below
@@ -162,7 +162,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-sweep", action="store_true", help="skip the steps_per_call sweep")
     parser.add_argument("--quick", action="store_true", help="smoke run: 2 rounds, short windows")
     parser.add_argument("--out", type=Path, default=RESULTS / "latest.md")
+    parser.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="case 9: time with process CPU time and one torch thread (robust to other load)",
+    )
     args = parser.parse_args(argv)
+    if args.cpu_time:
+        import _lightning_ref
+        import torch
+
+        torch.set_num_threads(1)
+        _lightning_ref.CLOCK = time.process_time
 
     from pipekit_train.adapters.equinox._options import DEFAULT_STEPS_PER_CALL
 
@@ -221,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     if "12" in cases:
         section("case 12: step-time cost of each training feature")
         rows += _cases.case_feature_costs(data, s)
+    if "13" in cases:
+        section("case 13: lightning backend vs plain Lightning and a plain torch loop")
+        rows += [r for r in _cases.case_lightning(data, s)]
     sweep = None
     if not args.no_sweep:
         section("steps_per_call sweep")

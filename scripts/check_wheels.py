@@ -57,6 +57,7 @@ ENTRY_POINTS: dict[str, dict[str, str]] = {
         "numpyro-mcmc": "pipekit_train.adapters.numpyro_mcmc",
     },
     "pipekit-train-keras": {"keras": "pipekit_train.adapters.keras"},
+    "pipekit-train-lightning": {"lightning": "pipekit_train.adapters.lightning"},
 }
 
 # What a backend's own venv must not hold (Keras runs on JAX: TensorFlow never comes along).

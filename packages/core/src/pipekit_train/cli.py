@@ -49,6 +49,19 @@ def default_compilation_cache_dir() -> Path:
     return base / "pipekit-train" / "jax"
 
 
+def _runs_on_jax(backend: str) -> bool:
+    """Whether ``backend``'s distribution depends on JAX (read from metadata; nothing imported).
+
+    The JAX compilation cache is a JAX backend's option; a backend on another library (torch
+    for Lightning) would refuse it as an unknown ``backend_options`` key. A backend that is not
+    installed keeps the option, so its own error (the ``pip install`` hint) is what shows.
+    """
+    from .registry import backend_states
+
+    state = next((s for s in backend_states() if s.name == backend), None)
+    return state is None or state.state != "installed" or "jax" in state.libraries
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     import yaml
 
@@ -69,7 +82,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if not args.no_progress and not any(isinstance(c, ProgressBar) for c in loop.callbacks):
         loop.callbacks.append(ProgressBar())
     cache = args.compilation_cache or str(default_compilation_cache_dir())
-    if cache != "off":
+    if cache != "off" and _runs_on_jax(loop.backend):
         loop.backend_options.setdefault("compilation_cache", cache)
     print(f"pipekit-train: running {args.loop} on backend {loop.backend!r}", file=sys.stderr)
     op, info = loop.run()

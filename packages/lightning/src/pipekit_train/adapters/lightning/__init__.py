@@ -1,7 +1,37 @@
-"""The ``lightning`` backend (planned; not yet available).
+"""The ``lightning`` backend: PyTorch Lightning's ``Trainer.fit`` behind one ``TrainingLoop``.
 
-This distribution, ``pipekit-train-lightning``, is a placeholder: it holds no code and registers no
-entry point, so ``TrainingLoop(backend="lightning")`` cannot run yet.
+``TrainingLoop(..., backend="lightning").run()`` lands in :func:`run`. Importing
+this package is cheap: torch is imported only for ``TorchModelOp`` and
+Lightning (9-11 s to import) only when a run starts.
 """
 
-__all__: list[str] = []
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._ops import TorchModelOp
+
+__all__ = ["run", "TorchModelOp", "library_versions"]
+
+
+def run(loop: Any) -> tuple[Any, dict[str, Any]]:
+    """Train ``loop`` with Lightning (see ``_run.run``)."""
+    from ._run import run as _run
+
+    return _run(loop)
+
+
+def library_versions() -> dict[str, str]:
+    """Versions of torch and lightning (imports both)."""
+    from ._versions import library_versions as _versions
+
+    return _versions()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TorchModelOp":
+        from ._ops import TorchModelOp
+
+        return TorchModelOp
+    raise AttributeError(name)

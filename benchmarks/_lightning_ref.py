@@ -1,0 +1,140 @@
+"""Case 9: the lightning backend against a plain Lightning script and a plain torch loop.
+
+All three train the same torch MLP 64-256-256-10 (ReLU) on digits, batch 128,
+``torch.optim.AdamW(lr=1e-3, weight_decay=1e-4)`` (optax's default decay, which the
+backend uses for ``{"name": "adamw", "lr": 1e-3}``), cross-entropy, on CPU, in this
+process with the same torch thread count. Only steady-state steps are timed: steps
+``start … start + window`` (set-up, the first steps and Trainer start-up outside).
+
+- backend: ``TrainingLoop(backend="lightning")`` with log every 50, no checkpoint; a
+  pipekit callback records ``perf_counter`` at the host events of the window's ends;
+- plain Lightning: the script a user writes — a ``LightningModule`` whose
+  ``training_step`` returns the loss, ``DataLoader(TensorDataset, batch_size=128,
+  shuffle=True, drop_last=True)``, ``Trainer(logger=False, enable_checkpointing=False,
+  enable_progress_bar=False, enable_model_summary=False)``; a Lightning callback
+  times the same steps;
+- plain torch: ``for`` over a per-epoch ``torch.randperm`` with tensor indexing,
+  ``zero_grad``/``backward``/``step``, no ``.item()`` per step.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+#: The clock of every timed window. ``time.perf_counter`` (wall time) by default; under
+#: other load on the machine, ``time.process_time`` with one torch thread measures the
+#: work each path does instead (``run.py --cases 9 --cpu-time``).
+CLOCK = time.perf_counter
+
+
+def _model() -> Any:
+    import torch
+
+    torch.manual_seed(0)
+    return torch.nn.Sequential(
+        torch.nn.Linear(64, 256),
+        torch.nn.ReLU(),
+        torch.nn.Linear(256, 256),
+        torch.nn.ReLU(),
+        torch.nn.Linear(256, 10),
+    )
+
+
+def backend_seconds_per_step(data: dict[str, np.ndarray], start: int, window: int) -> float:
+    from pipekit_train import Callback, TrainingLoop
+
+    class Clock(Callback):
+        def __init__(self) -> None:
+            self.t: dict[int, float] = {}
+
+        def on_step_end(self, loop: Any, state: Any) -> None:
+            self.t[state.step] = CLOCK()
+
+    clock = Clock()
+    loop = TrainingLoop(
+        backend="lightning",
+        model_op=_model(),
+        dataset={"x": data["x"], "y": data["y"].astype(np.int64)},
+        loss="cross_entropy",
+        batch_size=128,
+        max_steps=start + window,
+        log_every_n_steps=50,
+        optimizer_config={"name": "adamw", "lr": 1e-3},
+        callbacks=[clock],
+        backend_options={"accelerator": "cpu"},
+    )
+    loop.run()
+    return (clock.t[start + window] - clock.t[start]) / window
+
+
+def lightning_seconds_per_step(data: dict[str, np.ndarray], start: int, window: int) -> float:
+    import lightning.pytorch as pl
+    import torch
+    import torch.nn.functional as F
+
+    class Module(pl.LightningModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = _model()
+
+        def training_step(self, batch: Any, batch_idx: int) -> Any:
+            x, y = batch
+            return F.cross_entropy(self.net(x), y)
+
+        def configure_optimizers(self) -> Any:
+            return torch.optim.AdamW(self.parameters(), lr=1e-3, weight_decay=1e-4)
+
+    class Clock(pl.Callback):
+        def __init__(self) -> None:
+            self.t: dict[int, float] = {}
+
+        def on_train_batch_end(self, trainer: Any, *args: Any) -> None:
+            if trainer.global_step in (start, start + window):
+                self.t[trainer.global_step] = CLOCK()
+
+    ds = torch.utils.data.TensorDataset(
+        torch.from_numpy(data["x"]), torch.from_numpy(data["y"].astype(np.int64))
+    )
+    loader = torch.utils.data.DataLoader(ds, batch_size=128, shuffle=True, drop_last=True)
+    clock = Clock()
+    trainer = pl.Trainer(
+        max_steps=start + window,
+        accelerator="cpu",
+        devices=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        callbacks=[clock],
+    )
+    trainer.fit(Module(), loader)
+    return (clock.t[start + window] - clock.t[start]) / window
+
+
+def torch_seconds_per_step(data: dict[str, np.ndarray], start: int, window: int) -> float:
+    import torch
+    import torch.nn.functional as F
+
+    model = _model()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=1e-4)
+    x = torch.from_numpy(data["x"])
+    y = torch.from_numpy(data["y"].astype(np.int64))
+    spe = len(x) // 128
+    step, t0 = 0, 0.0
+    while step < start + window:
+        perm = torch.randperm(len(x))
+        for j in range(spe):
+            if step == start:
+                t0 = CLOCK()
+            idx = perm[j * 128 : (j + 1) * 128]
+            loss = F.cross_entropy(model(x[idx]), y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            step += 1
+            if step == start + window:
+                break
+    return (CLOCK() - t0) / window

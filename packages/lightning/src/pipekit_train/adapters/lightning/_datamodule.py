@@ -1,0 +1,67 @@
+"""The ``LightningDataModule`` over :class:`~._data.StepBatches` (the resumable data order)."""
+
+from __future__ import annotations
+
+import torch
+
+import lightning.pytorch as pl
+from pipekit_train.errors import ConfigError
+
+from ._data import Arrays, StepBatches
+
+__all__ = ["StepDataModule"]
+
+
+class StepDataModule(pl.LightningDataModule):
+    """Serves global batches ``start … start + count - 1``, this rank's rows of each.
+
+    The loader has ``batch_size=None`` (each item already is a batch) and the
+    default sequential sampler, so with any ``num_workers`` the batches arrive
+    in index order; Lightning's distributed sampler is switched off
+    (``use_distributed_sampler=False``) because the split across ranks is done
+    inside each global batch.
+    """
+
+    def __init__(
+        self,
+        data: Arrays,
+        batch_size: int,
+        seed: int,
+        *,
+        start: int,
+        count: int,
+        num_workers: int,
+    ) -> None:
+        super().__init__()
+        self.data = data
+        self.batch_size = batch_size
+        self.seed = seed
+        self.start = start
+        self.count = count
+        self.num_workers = num_workers
+
+    def train_dataloader(self) -> torch.utils.data.DataLoader:
+        world = self.trainer.world_size if self.trainer is not None else 1
+        rank = self.trainer.global_rank if self.trainer is not None else 0
+        if self.batch_size % world:
+            raise ConfigError(
+                f"TrainingLoop.batch_size ({self.batch_size}) must be divisible by the number "
+                f"of processes ({world}): it is the global batch, split evenly across ranks",
+                field="batch_size",
+            )
+        dataset = StepBatches(
+            self.data,
+            self.batch_size,
+            self.seed,
+            start=self.start,
+            count=self.count,
+            rank=rank,
+            world_size=world,
+        )
+        return torch.utils.data.DataLoader(
+            dataset,
+            batch_size=None,
+            shuffle=False,
+            num_workers=self.num_workers,
+            persistent_workers=self.num_workers > 0,
+        )

@@ -1,0 +1,275 @@
+"""``run(loop)``: train a ``TrainingLoop`` with PyTorch Lightning's ``Trainer.fit``.
+
+Everything a user can get wrong is checked before ``fit`` (``PipekitError``
+naming the field): backend options against the Trainer's signature, the
+optimiser against ``torch.optim``, the model type, the loss, the datasets (the
+model and loss run on one batch under ``torch.no_grad()``), and the checkpoint
+folder with its resume guard.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import torch
+
+import lightning.pytorch as pl
+from lightning.pytorch.utilities.exceptions import SIGTERMException
+from pipekit_train._signals import StopSignals
+from pipekit_train.errors import CheckpointError, ConfigError, DataError
+from pipekit_train.fingerprint import fingerprint as core_fingerprint
+from pipekit_train.loop import require_features
+
+from ._bridge import Bridge
+from ._checkpoint import CheckpointStore, Saved
+from ._data import Arrays, StepBatches, eval_batches, normalize_dataset
+from ._datamodule import StepDataModule
+from ._evaluate import make_evaluate
+from ._losses import resolve_loss
+from ._module import SupervisedModule, attach_optimizer, resolve_task
+from ._ops import TorchModelOp, module_structure_digest
+from ._optim import check_optimizer, parse_spec
+from ._options import Options, parse_options
+from ._versions import library_versions, pipekit_versions
+
+__all__ = ["run", "fingerprint"]
+
+
+def _unwrap_model(model_op: Any) -> tuple[TorchModelOp | None, torch.nn.Module]:
+    if isinstance(model_op, TorchModelOp):
+        return model_op, model_op.module
+    if isinstance(model_op, torch.nn.Module):
+        return None, model_op
+    module = getattr(model_op, "module", None)
+    if isinstance(module, torch.nn.Module):
+        return None, module
+    raise ConfigError(
+        "TrainingLoop.model_op must be a torch.nn.Module or a "
+        "pipekit_train.adapters.lightning.TorchModelOp for the lightning backend; got "
+        f"{type(model_op).__name__}. (Or give task= a LightningModule.)",
+        field="model_op",
+    )
+
+
+def _describe(batch: dict[str, torch.Tensor]) -> str:
+    return "{" + ", ".join(f"{k!r}: {v.dtype} {list(v.shape)}" for k, v in batch.items()) + "}"
+
+
+def _check_batch(
+    net: torch.nn.Module, loss_fn: Any, batch: dict[str, torch.Tensor], field: str
+) -> None:
+    """Run the model and the loss on one batch (no gradients) so a misfit fails before ``fit``."""
+    if "y" not in batch:
+        raise DataError(f"{field} has no 'y' field (it has {sorted(batch)}); name the targets 'y'")
+    was_training = net.training
+    try:
+        with torch.no_grad():
+            try:
+                pred = net(batch["x"])
+            except Exception as exc:
+                raise DataError(
+                    f"{field} does not fit the model: calling model_op on one batch "
+                    f"{_describe(batch)} failed with {type(exc).__name__}: {exc}. Give inputs "
+                    f"of the shape and dtype the model takes"
+                ) from exc
+            try:
+                loss = loss_fn(pred, batch["y"])
+            except Exception as exc:
+                raise DataError(
+                    f"{field}: the loss fails on the model's output {list(pred.shape)} and the "
+                    f"targets {batch['y'].dtype} {list(batch['y'].shape)}: "
+                    f"{type(exc).__name__}: {exc}. Check TrainingLoop.loss against the "
+                    f"targets (cross_entropy takes logits and integer labels)"
+                ) from exc
+    finally:
+        net.train(was_training)
+    if not isinstance(loss, torch.Tensor) or loss.ndim != 0:
+        raise ConfigError(
+            f"TrainingLoop.loss must return a scalar tensor; it returns "
+            f"{getattr(loss, 'shape', type(loss).__name__)}; reduce it (e.g. with .mean())",
+            field="loss",
+        )
+
+
+def fingerprint(
+    loop: Any, net: torch.nn.Module, dataset_length: int, accumulate: int
+) -> dict[str, Any]:
+    """The resume guard stored in every checkpoint (core's, with the state_dict digest)."""
+    return core_fingerprint(
+        loop,
+        backend="lightning",
+        model_structure=module_structure_digest(net),
+        dataset_length=dataset_length,
+        extra={"accumulate_grad_batches": accumulate} if accumulate != 1 else None,
+    )
+
+
+def _restore_module(net: torch.nn.Module, saved: Saved) -> None:
+    try:
+        net.load_state_dict(saved.module, strict=True)
+    except RuntimeError as exc:
+        raise CheckpointError(
+            f"the checkpoint {saved.path} holds another model's weights and cannot be loaded "
+            f"into model_op ({exc}); use a new checkpoint_dir or "
+            f'backend_options={{"resume": "never"}}'
+        ) from exc
+
+
+def _trainer_kwargs(
+    loop: Any, options: Options, spec: Any, start: int, bridge: Bridge
+) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {
+        "max_steps": loop.max_steps - start,
+        "max_epochs": -1,
+        "logger": False,
+        "enable_checkpointing": False,
+        "enable_progress_bar": False,
+        "enable_model_summary": False,
+        "num_sanity_val_steps": 0,
+        "limit_val_batches": 0,
+        "use_distributed_sampler": False,
+    }
+    if spec.clip_norm is not None:
+        kwargs["gradient_clip_val"] = spec.clip_norm
+        kwargs["gradient_clip_algorithm"] = "norm"
+    user = dict(options.trainer)
+    extra = user.pop("callbacks", None) or []
+    kwargs.update(user)
+    kwargs["callbacks"] = [bridge, *list(extra)]
+    return kwargs
+
+
+def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
+    """Train ``loop`` with Lightning; return the trained ``TorchModelOp`` and ``backend_info``."""
+    started = time.perf_counter()
+    # The loop's accumulate_steps / ema_decay / precision are not mapped here yet (Lightning's
+    # own accumulate_grad_batches and precision go in backend_options): refuse them by name.
+    require_features(loop, supported=(), backend="lightning")
+    options = parse_options(loop.backend_options)
+    spec = parse_spec(loop.optimizer_config, loop.max_steps)
+    check_optimizer(spec)
+    accumulate = options.accumulate
+    devices = options.trainer.get("devices")
+    if isinstance(devices, int) and devices > 1 and loop.batch_size % devices:
+        raise ConfigError(
+            f"TrainingLoop.batch_size ({loop.batch_size}) must be divisible by "
+            f"backend_options.devices ({devices}): it is the global batch, split across ranks",
+            field="batch_size",
+        )
+
+    op: TorchModelOp | None = None
+    loss_fn = None
+    if loop.task is not None:
+        pl_module = resolve_task(loop.task)
+        net: torch.nn.Module = pl_module
+    else:
+        op, net = _unwrap_model(loop.model_op)
+        loss_fn = resolve_loss(loop.loss)
+        pl_module = SupervisedModule(net, loss_fn)
+    schedule = attach_optimizer(pl_module, spec)
+
+    train = normalize_dataset(loop.dataset, "TrainingLoop.dataset")
+    n = int(next(iter(train.values())).shape[0])
+    first = StepBatches(train, loop.batch_size, loop.seed, count=1)[0]
+    val: Arrays | None = None
+    if loop.val_dataset is not None:
+        val = normalize_dataset(loop.val_dataset, "TrainingLoop.val_dataset")
+    if loss_fn is not None:
+        _check_batch(net, loss_fn, first, "TrainingLoop.dataset")
+        if val is not None:
+            _check_batch(
+                net, loss_fn, next(eval_batches(val, loop.batch_size)), "TrainingLoop.val_dataset"
+            )
+    evaluate = None
+    if val is not None:
+        step_fn = None
+        if loss_fn is None:
+            step_fn = lambda batch: pl_module.training_step(batch, 0)  # noqa: E731
+        evaluate = make_evaluate(val, loop.batch_size, loop.loss, loss_fn, step_fn)
+
+    fp = fingerprint(loop, net, n, accumulate)
+    store: CheckpointStore | None = None
+    saved: Saved | None = None
+    if loop.checkpoint_dir is not None:
+        ckpt = loop.checkpoint_callback
+        store = CheckpointStore(loop.checkpoint_dir, ckpt.keep_last if ckpt is not None else None)
+        saved = store.resume(fp, options.resume)
+        if saved is not None:
+            _restore_module(net, saved)
+    start = saved.step if saved is not None else 0
+
+    if schedule is not None:
+        lr_at = schedule
+    else:
+        rate = float(spec.lr)  # type: ignore[arg-type]
+        lr_at = lambda step: rate  # noqa: E731
+    bridge = Bridge(
+        loop,
+        net=net,
+        start=start,
+        saved=saved,
+        store=store,
+        fingerprint=fp,
+        evaluate=evaluate,
+        lr_at=lr_at,
+        accumulate=accumulate,
+    )
+    state = bridge.state
+    interrupted: str | None = None
+    if start < loop.max_steps:
+        trainer = pl.Trainer(**_trainer_kwargs(loop, options, spec, start, bridge))
+        if trainer.world_size == 1:
+            # One process: build the writers now, so a bad log folder fails before fit.
+            # Under DDP each rank builds its runner in Bridge.setup, knowing its rank.
+            bridge.make_runner(is_primary=True)
+        datamodule = StepDataModule(
+            train,
+            loop.batch_size,
+            loop.seed,
+            start=start * accumulate,
+            count=(loop.max_steps - start) * accumulate,
+            num_workers=options.num_workers,
+        )
+        with StopSignals() as signals:
+            bridge.signals = signals
+            try:
+                trainer.fit(pl_module, datamodule=datamodule)
+            except SIGTERMException:
+                # Lightning's own SIGTERM handler ends fit after the batch; the bridge has
+                # already checkpointed and asked to stop, which is the normal end here.
+                if not bridge.signal_handled:
+                    state.should_stop = True
+                    state.stop_reason = "SIGTERM: stopped by Lightning before a checkpoint"
+            except BaseException as exc:
+                if bridge.runner is not None:
+                    bridge.runner.close(exc, state)
+                raise
+            interrupted = signals.received
+        bridge.finish_timing()
+        state.step = start + trainer.global_step
+        is_primary = trainer.is_global_zero
+    else:
+        is_primary = True
+    runner = bridge.runner or bridge.make_runner(is_primary)
+    info: dict[str, Any] = {
+        "backend": "lightning",
+        **library_versions(),
+        "pipekit_versions": pipekit_versions(),
+        "final_step": state.step,
+        "resumed_from_step": saved.step if saved is not None else None,
+        "last_checkpoint_step": bridge.last_checkpoint,
+        "final_metrics": dict(state.metrics),
+        "stop_reason": state.stop_reason,
+        "interrupted": interrupted,
+        "total_seconds": time.perf_counter() - started,
+        "train_seconds": bridge.train_seconds,
+        "steps_per_second": (
+            (state.step - start) / bridge.train_seconds if bridge.train_seconds > 0 else None
+        ),
+        "run_dir": None if runner.run_dir is None else str(runner.run_dir),
+    }
+    runner.run_end(state, info)
+    net = net.cpu()
+    trained = op.with_module(net) if op is not None else TorchModelOp(net)
+    return trained, info
