@@ -337,7 +337,8 @@ class Checkpointer:
         if (step_dir / "trace").is_dir():
             try:
                 with ocp.PyTreeCheckpointer() as ckptr:
-                    tree = ckptr.metadata(step_dir / "trace").tree
+                    step_meta = ckptr.metadata(step_dir / "trace")
+                    tree = getattr(step_meta, "item_metadata", step_meta).tree
                     args = jax.tree.map(lambda _: ocp.RestoreArgs(restore_type=np.ndarray), tree)
                     ckptr.restore(
                         step_dir / "trace", args=ocp.args.PyTreeRestore(restore_args=args)

@@ -20,11 +20,14 @@ from ._data import check_finite, full_data
 from ._diagnostics import diagnostic_warnings, diagnostics, to_inference_data, warn_diagnostics
 from ._guides import GUIDE_NAMES, make_guide
 from ._model import check_model_signature, model_import_string, model_sites, resolve_model
+from ._plots import PosteriorPlots, plot_posterior_predictive
 from ._predictive import NumpyroPredictiveOp
 from ._runtime import library_versions, precision, use_compilation_cache, warn_unused_fields
 from ._task import NumpyroTask, require_task
 
 __all__ = [
+    "PosteriorPlots",
+    "plot_posterior_predictive",
     "NumpyroTask",
     "require_task",
     "GUIDE_NAMES",

@@ -1,0 +1,142 @@
+"""Plots of a Bayesian run through ArviZ: trace and rank plots, and the posterior predictive.
+
+``PosteriorPlots`` is a core plotter (the ``pipekit_train.plotters`` entry point
+``posterior``), so ``pipekit-train plot RUN_DIR`` draws it for any sampler run
+whose checkpoints hold a trace of draws: it reads the newest checkpoint's trace
+(the draws so far, also of an interrupted run) and writes ``trace.png`` and
+``rank.png``. ``plot_posterior_predictive`` draws ArviZ's posterior-predictive
+check from a trained ``NumpyroPredictiveOp`` and observed data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._diagnostics import to_inference_data
+
+__all__ = ["PosteriorPlots", "plot_posterior_predictive"]
+
+#: Trace entries that are draws of a site (the sampler backends' naming).
+SAMPLE_PREFIX = "sample__"
+
+
+def _agg_pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _az() -> Any:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        import arviz as az
+    return az
+
+
+def _newest_trace_step(run_dir: Path) -> Path | None:
+    steps = (
+        [p for p in run_dir.iterdir() if p.is_dir() and p.name.isdigit() and (p / "trace").is_dir()]
+        if run_dir.is_dir()
+        else []
+    )
+    return max(steps, key=lambda p: int(p.name)) if steps else None
+
+
+def _read_trace(step_dir: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    import jax
+    import orbax.checkpoint as ocp
+
+    meta = json.loads((step_dir / "meta" / "metadata").read_text())
+    with ocp.PyTreeCheckpointer() as ckptr:
+        step_meta = ckptr.metadata(step_dir / "trace")
+        tree = getattr(step_meta, "item_metadata", step_meta).tree
+        args = jax.tree.map(lambda _: ocp.RestoreArgs(restore_type=np.ndarray), tree)
+        trace = ckptr.restore(step_dir / "trace", args=ocp.args.PyTreeRestore(restore_args=args))
+    return {k: np.asarray(v) for k, v in trace.items()}, meta
+
+
+def _by_chain(trace: dict[str, np.ndarray], chains: int) -> tuple[dict[str, Any], Any]:
+    """Trace arrays ``(draws, [chains,] …)`` → samples ``(chains, draws, …)`` and divergences."""
+
+    def regroup(a: np.ndarray) -> np.ndarray:
+        return np.swapaxes(a, 0, 1) if chains > 1 else a[None]
+
+    samples = {
+        k[len(SAMPLE_PREFIX) :]: regroup(v) for k, v in trace.items() if k.startswith(SAMPLE_PREFIX)
+    }
+    diverging = regroup(trace["diverging"]) if "diverging" in trace else None
+    return samples, diverging
+
+
+def _save(figure: Any, path: Path) -> Path:
+    figure.savefig(path, dpi=90)
+    _agg_pyplot().close(figure)
+    return path
+
+
+class PosteriorPlots:
+    """ArviZ trace and rank plots of the draws in a sampler run's newest checkpoint."""
+
+    name = "posterior"
+
+    def applies(self, run: Any) -> bool:
+        return _newest_trace_step(Path(run.run_dir)) is not None
+
+    def render(self, run: Any) -> list[Path]:
+        step_dir = _newest_trace_step(Path(run.run_dir))
+        assert step_dir is not None
+        trace, meta = _read_trace(step_dir)
+        chains = int((meta.get("fingerprint") or {}).get("num_chains", 1) or 1)
+        samples, diverging = _by_chain(trace, chains)
+        if not samples:
+            return []
+        idata = to_inference_data(samples, diverging=diverging)
+        az, plt = _az(), _agg_pyplot()
+        out = Path(run.out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        draws = next(iter(samples.values())).shape[1]
+        title = (
+            f"{Path(run.run_dir).name}: {chains} chain(s) × {draws} draws (step {step_dir.name})"
+        )
+        written = []
+        axes = np.atleast_1d(az.plot_trace(idata, compact=True, show=False))
+        figure = axes.ravel()[0].figure
+        figure.suptitle(title)
+        figure.tight_layout()
+        written.append(_save(figure, out / "trace.png"))
+        axes = np.atleast_1d(az.plot_rank(idata, show=False))
+        figure = axes.ravel()[0].figure
+        figure.suptitle(title)
+        figure.tight_layout()
+        written.append(_save(figure, out / "rank.png"))
+        plt.close("all")
+        return written
+
+
+def plot_posterior_predictive(
+    op: Any, x: Any, y: Any, out: str | os.PathLike[str], *, seed: int = 0
+) -> Path:
+    """ArviZ's posterior-predictive check of ``op`` (a ``NumpyroPredictiveOp``) at ``x``
+    against the observed ``y``; writes ``out`` (a PNG path) and returns it."""
+    az, plt = _az(), _agg_pyplot()
+    site = op.predictive_site
+    draws = np.asarray(op(x, draws=True, seed=seed))
+    idata = az.from_dict(
+        posterior_predictive={site: draws[None]}, observed_data={site: np.asarray(y)}
+    )
+    ax = az.plot_ppc(idata, num_pp_samples=min(100, draws.shape[0]), show=False)
+    figure = np.atleast_1d(ax).ravel()[0].figure
+    figure.suptitle(f"posterior predictive: {site}")
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return _save(figure, path)
