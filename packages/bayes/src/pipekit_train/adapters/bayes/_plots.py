@@ -128,7 +128,8 @@ def plot_posterior_predictive(
 ) -> Path:
     """ArviZ's posterior-predictive check of ``op`` (a ``NumpyroPredictiveOp``) at ``x``
     against the observed ``y``; writes ``out`` (a PNG path) and returns it."""
-    az, plt = _az(), _agg_pyplot()
+    az = _az()
+    _agg_pyplot()  # headless: ArviZ draws through pyplot
     site = op.predictive_site
     draws = np.asarray(op(x, draws=True, seed=seed))
     idata = az.from_dict(
