@@ -121,6 +121,9 @@ def _check_mlflow(uri: str, info: dict[str, Any]) -> None:
     assert tags["pipekit.backend"] == "equinox"
     assert tags["pipekit.jax_version"] == info["jax_version"]
     assert tags["pipekit.final_step"] == str(MAX_STEPS)
+    # the end of the run as the driver saw it: timings and the last metrics
+    assert float(tags["pipekit.train_seconds"]) > 0
+    assert "pipekit.final_metrics.loss" in tags, sorted(tags)
 
 
 def test_mlflow_by_name_uses_a_file_store_beside_the_run(tmp_path: Path) -> None:

@@ -298,10 +298,21 @@ def run_driver(
             if checkpointer is not None:
                 checkpointer.wait()
             state.opt_state = view(carry)
+            # What the run's writers record at the end (the adapter's backend_info adds
+            # what only it knows, such as devices and library versions).
             info = {
                 "final_step": state.step,
                 "resumed_from_step": resumed_from,
                 "last_checkpoint_step": last_ckpt,
+                "stop_reason": state.stop_reason,
+                "interrupted": signals.received,
+                "train_seconds": train_seconds,
+                "total_seconds": time.perf_counter() - started,
+                "steps_per_second": (
+                    (state.step - first_step) / train_seconds if train_seconds > 0 else None
+                ),
+                "final_metrics": dict(state.metrics),
+                "phases": {p.name: p.steps for p in phases},
             }
             runner.run_end(state, info)
             return DriverResult(
