@@ -193,7 +193,7 @@ def example_messages() -> list[tuple[str, str]]:
     with captured(examples, "an unknown backend"):
         TrainingLoop(**base, backend="jaxx")
     with captured(examples, "a backend that is not installed"):
-        load_backend("lightning")  # a placeholder distribution: registers no backend yet
+        load_backend("blackjax")  # a placeholder distribution: registers no backend yet
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
