@@ -34,6 +34,7 @@ __all__ = [
     "fingerprint_diff",
     "mismatch_message",
     "check_fingerprint",
+    "jsonable",
     "OVERRIDE_HINT",
 ]
 
@@ -80,20 +81,21 @@ def fingerprint(
     out["seed"] = int(loop.seed)
     if extra:
         out.update(dict(extra))
-    result: dict[str, Any] = _jsonable(out)
+    result: dict[str, Any] = jsonable(out)
     return result
 
 
-def _jsonable(value: Any) -> Any:
-    """JSON round-trip form (tuples become lists, numpy scalars numbers)."""
+def jsonable(value: Any) -> Any:
+    """JSON round-trip form of ``value`` (tuples become lists; numpy / jax scalars and arrays
+    numbers and lists; anything else its ``str``)."""
     if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if hasattr(value, "tolist"):
-        return _jsonable(value.tolist())
+        return jsonable(value.tolist())
     return str(value)
 
 
@@ -103,8 +105,8 @@ def fingerprint_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str
     Values are compared in their JSON form; a field present on one side only maps
     to ``"<missing>"`` on the other.
     """
-    a = json.loads(json.dumps(_jsonable(dict(old)), sort_keys=True))
-    b = json.loads(json.dumps(_jsonable(dict(new)), sort_keys=True))
+    a = json.loads(json.dumps(jsonable(dict(old)), sort_keys=True))
+    b = json.loads(json.dumps(jsonable(dict(new)), sort_keys=True))
     return {
         k: (a.get(k, _MISSING), b.get(k, _MISSING))
         for k in sorted(set(a) | set(b))

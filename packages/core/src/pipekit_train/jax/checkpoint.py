@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from pipekit_train.errors import BackendNotInstalledError, CheckpointError, ConfigError
-from pipekit_train.fingerprint import OVERRIDE_HINT, check_fingerprint, fingerprint_diff
+from pipekit_train.fingerprint import OVERRIDE_HINT, check_fingerprint, fingerprint_diff, jsonable
 
 __all__ = [
     "RESUME_MODES",
@@ -54,19 +54,6 @@ class RestoreResult:
     state: Any
     meta: dict[str, Any]
     trace: dict[str, Any] | None = None
-
-
-def _jsonable(value: Any) -> Any:
-    """JSON round-trip form of ``value`` (numpy / jax scalars and arrays become lists / numbers)."""
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if hasattr(value, "tolist"):  # numpy / jax arrays and scalars
-        return _jsonable(value.tolist())
-    return str(value)
 
 
 def _ensure_writable(directory: Path) -> None:
@@ -153,7 +140,7 @@ class Checkpointer:
                 field="Checkpoint.keep_last",
             )
         self.keep_last = keep_last
-        self.fingerprint: dict[str, Any] = _jsonable(dict(fingerprint))
+        self.fingerprint: dict[str, Any] = jsonable(dict(fingerprint))
         self.resume = resume
         self.async_save = async_save
         self._quarantined: list[Path] = []
@@ -214,7 +201,7 @@ class Checkpointer:
         step = int(step)
         if step in self._mngr.all_steps():
             return False
-        full_meta = _jsonable({**dict(meta), "fingerprint": self.fingerprint, "step": step})
+        full_meta = jsonable({**dict(meta), "fingerprint": self.fingerprint, "step": step})
         items: dict[str, Any] = {
             "state": ocp.args.StandardSave(state),
             "meta": ocp.args.JsonSave(full_meta),
