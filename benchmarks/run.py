@@ -26,13 +26,14 @@ from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import _bayes_cases  # noqa: E402
 import _cases  # noqa: E402
 from _cases import Row, Settings  # noqa: E402
 from _common import digits  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
-ALL_CASES = ("1", "2", "3", "4", "5", "6", "7", "8", "9")
+ALL_CASES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11")
 
 #: What bounds a case that is below its target, found by profiling (py-spy, and timing the
 #: pieces) on the 2-core development machine; printed under the table for each case below
@@ -89,6 +90,9 @@ def _versions() -> dict[str, str]:
         "numpy",
         "pipekit-train-core",
         "pipekit-train-equinox",
+        "numpyro",
+        "arviz",
+        "pipekit-train-numpyro",
     ):
         try:
             out[dist] = metadata.version(dist)
@@ -218,6 +222,16 @@ def main(argv: list[str] | None = None) -> int:
     if "9" in cases:
         section("case 9: keras backend vs plain Keras fit")
         rows += _cases.case_keras_backend(data, s)
+    if "10" in cases:
+        section("case 10: numpyro-svi vs hand-written jax.jit(svi.update) loop")
+        rows += _bayes_cases.case_svi_vs_hand_update_loop(s)
+    if {"10", "11"} & set(cases):
+        section("cases 10b-11c: whole numpyro-svi / numpyro-mcmc runs in fresh processes")
+        rows += [
+            r
+            for r in _bayes_cases.cases_whole_runs(s)
+            if r.case.rstrip("bc") in cases
+        ]
     sweep = None
     if not args.no_sweep:
         section("steps_per_call sweep")
@@ -232,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         "# pipekit-train benchmarks",
         "",
-        "Digits MLP 64-256-256-10, batch 128, AdamW, cross-entropy (see benchmarks/README.md).",
+        "Cases 1-9: digits MLP 64-256-256-10, batch 128, AdamW, cross-entropy; cases 10-11c: "
+        "NumPyro SVI (regression) and NUTS (eight schools) (see benchmarks/README.md).",
         "Ratio = reference time ÷ pipekit time, the median over interleaved rounds of the "
         "paired ratio (> 1: pipekit is faster); step rates are medians over rounds. "
         f"Rounds: {s.repeats}; timed window: {s.window} steady-state steps.",
