@@ -45,8 +45,10 @@ def case_svi_vs_hand_update_loop(s: Settings) -> list[Row]:
     for r in range(s.repeats):
         for f in _rotate([backend, hand], r):
             f()
-        _say(f"  case 10 round {r + 1}: backend {ours[-1] * 1e6:.0f} µs/step, "
-             f"hand {ref[-1] * 1e6:.0f} µs/step")
+        _say(
+            f"  case 10 round {r + 1}: backend {ours[-1] * 1e6:.0f} µs/step, "
+            f"hand {ref[-1] * 1e6:.0f} µs/step"
+        )
     ratio = paired_ratio(ref, ours)
     return [
         Row(
@@ -96,18 +98,27 @@ def cases_whole_runs(s: Settings) -> list[Row]:
     """10b/10c (SVI) and 11/11b/11c (MCMC): whole runs in fresh processes, interleaved."""
     t: dict[str, list[float]] = {
         k: []
-        for k in ("svi_cold", "svi_warm", "svi_run", "mcmc_cold", "mcmc_warm", "mcmc_ckpt",
-                  "mcmc_run")
+        for k in (
+            "svi_cold",
+            "svi_warm",
+            "svi_run",
+            "mcmc_cold",
+            "mcmc_warm",
+            "mcmc_ckpt",
+            "mcmc_run",
+        )
     }
     for r in range(s.repeats):
-        with tempfile.TemporaryDirectory(prefix="pipekit-bench-cache-") as svi_cache, \
-                tempfile.TemporaryDirectory(prefix="pipekit-bench-cache-") as mcmc_cache:
+        with (
+            tempfile.TemporaryDirectory(prefix="pipekit-bench-cache-") as svi_cache,
+            tempfile.TemporaryDirectory(prefix="pipekit-bench-cache-") as mcmc_cache,
+        ):
 
             def svi_first(c: str = svi_cache) -> None:
                 t["svi_cold"].append(_proc("svi-backend", c))  # an empty cache: compiles
                 t["svi_warm"].append(_proc("svi-backend", c))  # the same cache, new process
 
-            def mcmc_first(c: str = mcmc_cache) -> None:
+            def mcmc_first(c: str = mcmc_cache, r: int = r) -> None:
                 t["mcmc_cold"].append(_proc("mcmc-backend", c))
                 for mode, key in _rotate(
                     [("mcmc-backend", "mcmc_warm"), ("mcmc-backend-ckpt", "mcmc_ckpt")], r
@@ -122,7 +133,10 @@ def cases_whole_runs(s: Settings) -> list[Row]:
             ]
             for f in _rotate(steps, r):
                 f()
-        _say(f"  cases 10b-11c round {r + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in t.items()))
+        _say(
+            f"  cases 10b-11c round {r + 1}: "
+            + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in t.items())
+        )
     n = SVI_SETTINGS.steps
     ckpt = _row(
         "11c",
@@ -134,13 +148,36 @@ def cases_whole_runs(s: Settings) -> list[Row]:
     )
     ckpt.raw["overhead"] = median(t["mcmc_ckpt"]) / median(t["mcmc_warm"]) - 1
     return [
-        _row("10b", f"numpyro-svi ÷ `svi.run`, {n} full-batch steps, first run (empty cache), "
-             "fresh process", t["svi_cold"], t["svi_run"], 1.0),
-        _row("10c", f"numpyro-svi ÷ `svi.run`, {n} full-batch steps, repeated run: fresh process, "
-             "warm persistent cache (svi.run compiles again)", t["svi_warm"], t["svi_run"], 2.0),
-        _row("11", "numpyro-mcmc ÷ `MCMC.run`, eight schools 500+1000, first run (empty cache), "
-             "no checkpoint_dir, fresh process", t["mcmc_cold"], t["mcmc_run"], 0.98),
-        _row("11b", "numpyro-mcmc ÷ `MCMC.run`, repeated run: fresh process, warm persistent "
-             "cache", t["mcmc_warm"], t["mcmc_run"], 2.0),
+        _row(
+            "10b",
+            f"numpyro-svi ÷ `svi.run`, {n} full-batch steps, first run (empty cache), "
+            "fresh process",
+            t["svi_cold"],
+            t["svi_run"],
+            1.0,
+        ),
+        _row(
+            "10c",
+            f"numpyro-svi ÷ `svi.run`, {n} full-batch steps, repeated run: fresh process, "
+            "warm persistent cache (svi.run compiles again)",
+            t["svi_warm"],
+            t["svi_run"],
+            2.0,
+        ),
+        _row(
+            "11",
+            "numpyro-mcmc ÷ `MCMC.run`, eight schools 500+1000, first run (empty cache), "
+            "no checkpoint_dir, fresh process",
+            t["mcmc_cold"],
+            t["mcmc_run"],
+            0.98,
+        ),
+        _row(
+            "11b",
+            "numpyro-mcmc ÷ `MCMC.run`, repeated run: fresh process, warm persistent cache",
+            t["mcmc_warm"],
+            t["mcmc_run"],
+            2.0,
+        ),
         ckpt,
     ]
