@@ -12,8 +12,11 @@ z = |m - m_ref| / sqrt(mcse^2 + sd_ref^2 / ess_ref) (the criterion the tests ass
 
 SVI: a full-rank guide (``AutoMultivariateNormal``), full batch, float64, Adam held at its
 learning rate for half the steps and then cosine-decayed to 1e-4, 4,000 draws from the fitted
-guide. Reported: the largest |mean - mean_ref| in sd_ref units and the sd/sd_ref range; pass:
-mean error < 0.3 sd_ref (what ``tests/numpyro/test_svi_posteriordb_full_rank_guide.py``
+guide; 20,000 steps at lr 0.01, except kidiq (``SVI_OVERRIDES``: flat priors on a regression
+with mom_iq ~ 100, so the optimum lies far from the initialisation along a badly scaled,
+-0.99-correlated direction; measured: 2.2 sd_ref off after 20,000 steps at 0.01, 0.13 after
+60,000 at 0.1). Reported: the largest |mean - mean_ref| in sd_ref units and the sd/sd_ref
+range; pass: mean error < 0.3 sd_ref (what ``tests/numpyro/test_svi_posteriordb_full_rank_guide.py``
 asserts for sblrc). A Gaussian guide in the unconstrained space is not exact, so a posterior
 it does not fit (a funnel, a heavy tail) fails here honestly rather than being dropped.
 """
@@ -43,6 +46,8 @@ from pipekit_train.errors import ConfigError  # noqa: E402
 
 BACKENDS = ("mcmc", "svi")
 SVI_STEPS, SVI_LR, SVI_TOLERANCE = 20000, 0.01, 0.3
+#: posterior → (steps, lr) where the default does not converge (measured; see the docstring).
+SVI_OVERRIDES: dict[str, tuple[int, float]] = {"kidiq-kidscore_interaction": (60000, 0.1)}
 
 
 @dataclass
@@ -98,7 +103,7 @@ def run_mcmc(name: str, seed: int = 0) -> Result:
 def run_svi(name: str, seed: int = 0) -> Result:
     """numpyro-svi with AutoMultivariateNormal, full batch; the mean error in sd_ref units."""
     x, y = pdb.load_data(name)
-    steps = SVI_STEPS
+    steps, lr = SVI_OVERRIDES.get(name, (SVI_STEPS, SVI_LR))
     loop = TrainingLoop(
         task=NumpyroTask(
             model=pdb.MODELS[name], guide="AutoMultivariateNormal", predictive_samples=4000
@@ -112,8 +117,8 @@ def run_svi(name: str, seed: int = 0) -> Result:
             "name": "adam",
             "lr": {
                 "schedule": "warmup_cosine_decay",
-                "init_value": SVI_LR,
-                "peak_value": SVI_LR,
+                "init_value": lr,
+                "peak_value": lr,
                 "warmup_steps": steps // 2,
                 "decay_steps": steps,
                 "end_value": 1e-4,
@@ -142,7 +147,9 @@ def run_svi(name: str, seed: int = 0) -> Result:
         worst,
         seconds,
         bool(finite and worst < SVI_TOLERANCE),
-        f"final ELBO {info['final_elbo']:.1f}" if info["final_elbo"] is not None else "",
+        f"{steps:,} steps at lr {lr}; final ELBO {info['final_elbo']:.1f}"
+        if info["final_elbo"] is not None
+        else f"{steps:,} steps at lr {lr}",
     )
 
 
@@ -186,10 +193,16 @@ def document(results: list[Result], wall: float) -> str:
         "parameter z = |m − m_ref| / √(mcse² + sd_ref²/ess_ref) < 4, sd/sd_ref in [0.9, 1.1], "
         "rank-normalised split R-hat ≤ 1.01.",
         f"- **numpyro-svi**: full-rank guide (`AutoMultivariateNormal`), full batch, float64, "
-        f"{SVI_STEPS:,} Adam steps (lr {SVI_LR} held for half, then cosine decay to 1e-4), "
+        f"{SVI_STEPS:,} Adam steps at lr {SVI_LR} unless the note says otherwise (held for "
+        "half the steps, then cosine decay to 1e-4), "
         f"4,000 guide draws. Pass: every parameter's mean within {SVI_TOLERANCE} sd_ref of "
         "the reference. The sd ratio is reported, not judged: a Gaussian guide in the "
-        "unconstrained space is not the posterior.",
+        "unconstrained space is not the posterior. A failing SVI row is the guide's limit, not "
+        "a bug in the backend: on garch (a dependent bound, beta1 < 1 − alpha1) the error stays "
+        "at 0.30 sd_ref at 60,000 steps and lr 0.01 or 0.05, and on gp_pois_regr (a latent GP "
+        "with a Poisson likelihood) the guide's sd is 0.35-0.37 of the reference's for some "
+        "parameters at any setting tried (measured by hand, 2026-12-01). The final ELBO is the "
+        "last step's single-sample estimate.",
         "",
         *table(results),
         "",
