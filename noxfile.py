@@ -214,6 +214,21 @@ def wheels(session: nox.Session) -> None:
 
 
 @nox.session
+def validate(session: nox.Session) -> None:
+    """All seven posteriordb posteriors on numpyro-mcmc and numpyro-svi → docs/validation.md.
+
+    Not in CI (several minutes on 2 cores). Needs the posteriordb copy beside the checkout
+    (``shared/posteriordb``) or ``PIPEKIT_POSTERIORDB``; arguments go to the script, e.g.
+    ``nox -s validate -- --backends mcmc --out /tmp/validation.md``.
+    """
+    _uv_sync(session, "--all-packages", "--all-extras", "--group", "test", "--no-editable")
+    env = dict(TEST_ENV)
+    if os.environ.get("PIPEKIT_POSTERIORDB"):
+        env["PIPEKIT_POSTERIORDB"] = os.environ["PIPEKIT_POSTERIORDB"]
+    session.run("python", "scripts/validate_posteriordb.py", *session.posargs, env=env)
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks against scikit-learn and Keras (JAX backend); everything installed."""
     _uv_sync(session, "--all-packages", "--all-extras", "--group", "bench", "--no-editable")

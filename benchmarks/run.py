@@ -26,13 +26,14 @@ from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import _bayes_cases  # noqa: E402
 import _cases  # noqa: E402
 from _cases import Row, Settings  # noqa: E402
 from _common import digits  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
-ALL_CASES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "12", "13")
+ALL_CASES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13")
 
 #: What bounds a case that is below its target, found by profiling (py-spy, and timing the
 #: pieces) on the 2-core development machine; printed under the table for each case below
@@ -56,7 +57,29 @@ _DATA_PATH = (
     "took 4b from 0.98 to 1.01 in a test), i.e. 1-3 % of a ~1 ms step; the rest is machine "
     "load, see the per-round ratios in latest.json."
 )
+_SVI_FIRST = (
+    "the backend does work that svi.run does not, and all of it compiles: it draws "
+    "predictive_samples from the fitted guide on the full data (Predictive, ~0.9 s here), "
+    "traces the model once to check the task against the data, and compiles the 50-step "
+    "scan (~1 s; svi.run compiles a one-step body). Both sides pay the same eager svi.init "
+    "(AutoNormal's prototype trace and init search run op by op, ~140 tiny compilations, "
+    "~3 s). cProfile, one cold run. "
+    "The repeated run (10c) finds all of it in the persistent cache."
+)
+_MCMC_ARVIZ = (
+    "backend_info's diagnostics import ArviZ (with xarray, pandas, scipy.stats) inside the "
+    "timed run: cProfile of a warm-cache run put 5.4 s of 8.2 s in diagnostics(), 3.5 s of it "
+    "builtins.compile, because this machine sets PYTHONDONTWRITEBYTECODE=1 and every fresh "
+    "interpreter recompiles those modules' sources; sampling itself (train_seconds) was 0.63 s. "
+    "MCMC.run computes no diagnostics. On a first run the backend also compiles two 250-step "
+    "scans (warmup and sampling) where MCMC.run compiles one fori_collect body. With bytecode "
+    "caching (PYTHONDONTWRITEBYTECODE unset, .pyc files written once), 3 fresh-process pairs "
+    "measured by hand: warm backend 2.23-2.25 s vs MCMC.run 4.45-4.58 s, i.e. 11b at 2.0-2.05."
+)
 BOUND: dict[str, str] = {
+    "10b": _SVI_FIRST,
+    "11": _MCMC_ARVIZ,
+    "11b": _MCMC_ARVIZ,
     "1": _CHECKPOINT_500,
     "2": _CHECKPOINT_500,
     "3": _CHECKPOINT_500,
@@ -89,6 +112,9 @@ def _versions() -> dict[str, str]:
         "numpy",
         "pipekit-train-core",
         "pipekit-train-equinox",
+        "numpyro",
+        "arviz",
+        "pipekit-train-numpyro",
     ):
         try:
             out[dist] = metadata.version(dist)
@@ -229,6 +255,12 @@ def main(argv: list[str] | None = None) -> int:
     if "9" in cases:
         section("case 9: keras backend vs plain Keras fit")
         rows += _cases.case_keras_backend(data, s)
+    if "10" in cases:
+        section("case 10: numpyro-svi vs hand-written jax.jit(svi.update) loop")
+        rows += _bayes_cases.case_svi_vs_hand_update_loop(s)
+    if {"10", "11"} & set(cases):
+        section("cases 10b-11c: whole numpyro-svi / numpyro-mcmc runs in fresh processes")
+        rows += [r for r in _bayes_cases.cases_whole_runs(s) if r.case.rstrip("bc") in cases]
     if "12" in cases:
         section("case 12: step-time cost of each training feature")
         rows += _cases.case_feature_costs(data, s)
@@ -249,7 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         "# pipekit-train benchmarks",
         "",
-        "Digits MLP 64-256-256-10, batch 128, AdamW, cross-entropy (see benchmarks/README.md).",
+        "Cases 1-9: digits MLP 64-256-256-10, batch 128, AdamW, cross-entropy; cases 10-11c: "
+        "NumPyro SVI (regression) and NUTS (eight schools) (see benchmarks/README.md).",
         "Ratio = reference time ÷ pipekit time, the median over interleaved rounds of the "
         "paired ratio (> 1: pipekit is faster); step rates are medians over rounds. "
         f"Rounds: {s.repeats}; timed window: {s.window} steady-state steps.",
