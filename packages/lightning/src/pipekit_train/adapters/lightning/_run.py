@@ -19,13 +19,13 @@ from lightning.pytorch.utilities.exceptions import SIGTERMException
 from pipekit_train._signals import StopSignals
 from pipekit_train.errors import CheckpointError, ConfigError, DataError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
-from pipekit_train.loop import require_features
 
 from ._bridge import Bridge
 from ._checkpoint import CheckpointStore, Saved
 from ._data import Arrays, StepBatches, eval_batches, normalize_dataset
 from ._datamodule import StepDataModule
 from ._evaluate import make_evaluate
+from ._features import apply_loop_features
 from ._losses import resolve_loss
 from ._module import SupervisedModule, attach_optimizer, resolve_task
 from ._ops import TorchModelOp, module_structure_digest
@@ -143,10 +143,8 @@ def _trainer_kwargs(
 def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
     """Train ``loop`` with Lightning; return the trained ``TorchModelOp`` and ``backend_info``."""
     started = time.perf_counter()
-    # The loop's accumulate_steps / ema_decay / precision are not mapped here yet (Lightning's
-    # own accumulate_grad_batches and precision go in backend_options): refuse them by name.
-    require_features(loop, supported=(), backend="lightning")
     options = parse_options(loop.backend_options)
+    apply_loop_features(loop, options)  # accumulate_steps, precision; ema_decay refused
     spec = parse_spec(loop.optimizer_config, loop.max_steps)
     check_optimizer(spec)
     accumulate = options.accumulate
