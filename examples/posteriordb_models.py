@@ -208,3 +208,70 @@ def load_data(name: str) -> tuple[np.ndarray, np.ndarray]:
 def load_reference(name: str) -> dict[str, Any]:
     """The folder's ``reference_summary.json``."""
     return json.loads((POSTERIORDB / name / "reference_summary.json").read_text())
+
+
+# --------------------------------------------------------------------------- the loops
+# The validation recipes, shared by the CI tests and `nox -s validate`
+# (scripts/validate_posteriordb.py), so both check the very same runs.
+
+
+def mcmc_loop(name: str, *, seed: int = 0) -> Any:
+    """numpyro-mcmc on posterior ``name`` with the sampler settings posteriordb/README measured:
+    4 chains × 1000 draws, float64, chunks of 500 steps."""
+    from pipekit_train import TrainingLoop
+    from pipekit_train.adapters.bayes import NumpyroTask
+
+    settings = dict(SETTINGS[name])
+    num_warmup = settings.pop("num_warmup", 1000)
+    x, y = load_data(name)
+    return TrainingLoop(
+        task=NumpyroTask(model=MODELS[name], num_warmup=num_warmup, num_samples=1000, num_chains=4),
+        dataset=(x, y),
+        backend="numpyro-mcmc",
+        seed=seed,
+        backend_options={"x64": True, "steps_per_call": 500, **settings},
+        log_every_n_steps=500,
+    )
+
+
+def svi_loop(
+    name: str,
+    *,
+    steps: int,
+    lr: float,
+    batch_size: int | None = None,
+    seed: int = 0,
+    shuffle: bool = True,
+) -> Any:
+    """numpyro-svi with a full-rank guide on posterior ``name``: Adam at ``lr`` held for the
+    first half, then cosine-decayed to 1e-4 (posteriordb/README); full batch by default."""
+    from pipekit_train import TrainingLoop
+    from pipekit_train.adapters.bayes import NumpyroTask
+
+    x, y = load_data(name)
+    options: dict[str, Any] = {"steps_per_call": 500, "x64": True}
+    if not shuffle:
+        options["shuffle"] = False
+    return TrainingLoop(
+        task=NumpyroTask(
+            model=MODELS[name], guide="AutoMultivariateNormal", predictive_samples=4000
+        ),
+        dataset=(x, y),
+        backend="numpyro-svi",
+        batch_size=batch_size or len(x),
+        max_steps=steps,
+        seed=seed,
+        optimizer_config={
+            "name": "adam",
+            "lr": {
+                "schedule": "warmup_cosine_decay",
+                "init_value": lr,
+                "peak_value": lr,
+                "warmup_steps": steps // 2,
+                "decay_steps": steps,
+                "end_value": 1e-4,
+            },
+        },
+        log_every_n_steps=1000,
+        backend_options=options,
+    )

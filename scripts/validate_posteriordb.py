@@ -40,8 +40,6 @@ sys.path.insert(0, str(ROOT / "tests" / "numpyro"))  # the criterion and the mod
 import numpy as np  # noqa: E402
 from _npy_helpers import criterion, param_values, pdb  # noqa: E402
 
-from pipekit_train import TrainingLoop  # noqa: E402
-from pipekit_train.adapters.bayes import NumpyroTask  # noqa: E402
 from pipekit_train.errors import ConfigError  # noqa: E402
 
 BACKENDS = ("mcmc", "svi")
@@ -67,19 +65,7 @@ class Result:
 
 def run_mcmc(name: str, seed: int = 0) -> Result:
     """numpyro-mcmc with the README's measured settings; the z / sd / R-hat criterion."""
-    settings = dict(pdb.SETTINGS[name])
-    num_warmup = settings.pop("num_warmup", 1000)
-    x, y = pdb.load_data(name)
-    loop = TrainingLoop(
-        task=NumpyroTask(
-            model=pdb.MODELS[name], num_warmup=num_warmup, num_samples=1000, num_chains=4
-        ),
-        dataset=(x, y),
-        backend="numpyro-mcmc",
-        seed=seed,
-        backend_options={"x64": True, "steps_per_call": 500, **settings},
-        log_every_n_steps=500,
-    )
+    loop = pdb.mcmc_loop(name, seed=seed)
     started = time.perf_counter()
     op, info = loop.run()
     seconds = time.perf_counter() - started
@@ -102,31 +88,8 @@ def run_mcmc(name: str, seed: int = 0) -> Result:
 
 def run_svi(name: str, seed: int = 0) -> Result:
     """numpyro-svi with AutoMultivariateNormal, full batch; the mean error in sd_ref units."""
-    x, y = pdb.load_data(name)
     steps, lr = SVI_OVERRIDES.get(name, (SVI_STEPS, SVI_LR))
-    loop = TrainingLoop(
-        task=NumpyroTask(
-            model=pdb.MODELS[name], guide="AutoMultivariateNormal", predictive_samples=4000
-        ),
-        dataset=(x, y),
-        backend="numpyro-svi",
-        batch_size=len(x),
-        max_steps=steps,
-        seed=seed,
-        optimizer_config={
-            "name": "adam",
-            "lr": {
-                "schedule": "warmup_cosine_decay",
-                "init_value": lr,
-                "peak_value": lr,
-                "warmup_steps": steps // 2,
-                "decay_steps": steps,
-                "end_value": 1e-4,
-            },
-        },
-        log_every_n_steps=1000,
-        backend_options={"steps_per_call": 500, "x64": True, "shuffle": False},
-    )
+    loop = pdb.svi_loop(name, steps=steps, lr=lr, seed=seed, shuffle=False)
     started = time.perf_counter()
     op, info = loop.run()
     seconds = time.perf_counter() - started

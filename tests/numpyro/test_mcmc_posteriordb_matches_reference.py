@@ -16,9 +16,6 @@ import warnings
 import pytest
 from _npy_helpers import criterion, pdb
 
-from pipekit_train import TrainingLoop
-from pipekit_train.adapters.bayes import NumpyroTask
-
 CI_SUBSET = [
     "arK-arK",
     "kidiq-kidscore_interaction",
@@ -34,19 +31,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def run_posterior(name: str, seed: int = 0) -> tuple[object, dict, float]:
-    settings = dict(pdb.SETTINGS[name])
-    num_warmup = settings.pop("num_warmup", 1000)
-    x, y = pdb.load_data(name)
-    loop = TrainingLoop(
-        task=NumpyroTask(
-            model=pdb.MODELS[name], num_warmup=num_warmup, num_samples=1000, num_chains=4
-        ),
-        dataset=(x, y),
-        backend="numpyro-mcmc",
-        seed=seed,
-        backend_options={"x64": True, "steps_per_call": 500, **settings},
-        log_every_n_steps=500,
-    )
+    loop = pdb.mcmc_loop(name, seed=seed)
     started = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -10,9 +10,6 @@ import warnings
 import pytest
 from _npy_helpers import param_values, pdb
 
-from pipekit_train import TrainingLoop
-from pipekit_train.adapters.bayes import NumpyroTask
-
 pytestmark = pytest.mark.skipif(
     not (pdb.POSTERIORDB / "arK-arK").exists(), reason="no posteriordb copy"
 )
@@ -27,30 +24,7 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_means_close_to_reference(name: str) -> None:
     steps, batch, lr, tol = CASES[name]
-    x, y = pdb.load_data(name)
-    model = pdb.MODELS[name]
-    loop = TrainingLoop(
-        task=NumpyroTask(model=model, guide="AutoMultivariateNormal", predictive_samples=4000),
-        dataset=(x, y),
-        backend="numpyro-svi",
-        batch_size=batch or len(x),
-        max_steps=steps,
-        seed=0,
-        # lr held for the first half, then decayed to 1e-4 (posteriordb/README.md)
-        optimizer_config={
-            "name": "adam",
-            "lr": {
-                "schedule": "warmup_cosine_decay",
-                "init_value": lr,
-                "peak_value": lr,
-                "warmup_steps": steps // 2,
-                "decay_steps": steps,
-                "end_value": 1e-4,
-            },
-        },
-        log_every_n_steps=1000,
-        backend_options={"steps_per_call": 500, "x64": True},
-    )
+    loop = pdb.svi_loop(name, steps=steps, lr=lr, batch_size=batch)
     started = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
