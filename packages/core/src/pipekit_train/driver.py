@@ -156,6 +156,26 @@ class DriverResult:
     trace: dict[str, Any] = field(default_factory=dict)
     run_dir: str | None = None
 
+    def run_info(self, started: float) -> dict[str, Any]:
+        """The ``backend_info`` keys every per-step backend reports, from this result.
+
+        ``started`` is the adapter's ``time.perf_counter()`` at the start of ``run``, so
+        ``total_seconds`` covers its set-up as well as the driver's loop.
+        """
+        return {
+            "final_step": self.final_step,
+            "final_metrics": dict(self.state.metrics),
+            "resumed_from_step": self.resumed_from_step,
+            "stop_reason": self.stop_reason,
+            "interrupted": self.interrupted,
+            "total_seconds": time.perf_counter() - started,
+            "train_seconds": self.train_seconds,
+            "steps_per_second": (
+                self.steps_run / self.train_seconds if self.train_seconds > 0 else None
+            ),
+            "run_dir": self.run_dir,
+        }
+
 
 def run_driver(
     loop: TrainingLoop,

@@ -37,6 +37,7 @@ from pipekit_train.fingerprint import OVERRIDE_HINT, check_fingerprint, fingerpr
 __all__ = [
     "RESUME_MODES",
     "Checkpointer",
+    "checkpointer_for",
     "RestoreResult",
     "fingerprint_diff",
     "inspect_checkpoints",
@@ -366,6 +367,23 @@ class Checkpointer:
             f"entries of {self.directory} to {archive.name}/ (nothing deleted); starting fresh.",
             stacklevel=3,
         )
+
+
+def checkpointer_for(
+    loop: Any, fingerprint: Mapping[str, Any], *, resume: str = "auto", async_save: bool = True
+) -> Checkpointer | None:
+    """The loop's ``Checkpointer`` (its ``checkpoint_dir`` and ``Checkpoint.keep_last``),
+    or ``None`` when the loop does not checkpoint."""
+    if loop.checkpoint_dir is None:
+        return None
+    ckpt = loop.checkpoint_callback
+    return Checkpointer(
+        loop.checkpoint_dir,
+        keep_last=ckpt.keep_last if ckpt is not None else None,
+        fingerprint=fingerprint,
+        resume=resume,
+        async_save=async_save,
+    )
 
 
 def _numpy_restore_args(item_meta: Any) -> Any:

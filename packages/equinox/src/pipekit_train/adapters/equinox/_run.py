@@ -322,18 +322,14 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
             user_task=loop.task is not None,
         )
 
-    checkpointer = None
-    if loop.checkpoint_dir is not None:
-        from pipekit_train.jax.checkpoint import Checkpointer
+    from pipekit_train.jax.checkpoint import checkpointer_for
 
-        ckpt = loop.checkpoint_callback
-        checkpointer = Checkpointer(
-            loop.checkpoint_dir,
-            keep_last=ckpt.keep_last if ckpt is not None else None,
-            fingerprint=fingerprint(loop, module, source.n, model_state),
-            resume=options.resume,
-            async_save=options.async_checkpointing,
-        )
+    checkpointer = checkpointer_for(
+        loop,
+        fingerprint(loop, module, source.n, model_state),
+        resume=options.resume,
+        async_save=options.async_checkpointing,
+    )
 
     placement = Placement(spec)
     state = placement.state(state)
@@ -374,16 +370,7 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         "pipekit_versions": pipekit_versions(),
         "devices": [str(d) for d in jax.devices()],
         "process_count": jax.process_count(),
-        "total_seconds": time.perf_counter() - started,
-        "train_seconds": result.train_seconds,
-        "steps_per_second": (
-            result.steps_run / result.train_seconds if result.train_seconds > 0 else None
-        ),
-        "final_step": result.final_step,
-        "final_metrics": dict(result.state.metrics),
-        "resumed_from_step": result.resumed_from_step,
-        "stop_reason": result.stop_reason,
-        "interrupted": result.interrupted,
+        **result.run_info(started),
         "steps_per_call": options.steps_per_call,
         "features": {
             "stateful_model": model_state is not None,
@@ -392,7 +379,6 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
             "precision": loop.precision,
         },
         "sharding": placement.describe(),
-        "run_dir": result.run_dir,
     }
     return trained, info
 

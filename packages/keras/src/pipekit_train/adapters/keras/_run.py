@@ -118,17 +118,10 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
 
 
 def _checkpointer(loop: Any, options: KerasOptions, print_: dict[str, Any]) -> Any:
-    if loop.checkpoint_dir is None:
-        return None
-    from pipekit_train.jax.checkpoint import Checkpointer
+    from pipekit_train.jax.checkpoint import checkpointer_for
 
-    ckpt = loop.checkpoint_callback
-    return Checkpointer(
-        loop.checkpoint_dir,
-        keep_last=ckpt.keep_last if ckpt is not None else None,
-        fingerprint=print_,
-        resume=options.resume,
-        async_save=options.async_checkpointing,
+    return checkpointer_for(
+        loop, print_, resume=options.resume, async_save=options.async_checkpointing
     )
 
 

@@ -136,18 +136,9 @@ def _run(
     state = chain.init(loop.seed)
     fp = _fingerprint(loop, task, options, state, x, y)
 
-    checkpointer = None
-    if loop.checkpoint_dir is not None:
-        from pipekit_train.jax.checkpoint import Checkpointer
+    from pipekit_train.jax.checkpoint import checkpointer_for
 
-        ckpt = loop.checkpoint_callback
-        checkpointer = Checkpointer(
-            loop.checkpoint_dir,
-            keep_last=ckpt.keep_last if ckpt is not None else None,
-            fingerprint=fp,
-            resume=options.resume,
-            async_save=False,
-        )
+    checkpointer = checkpointer_for(loop, fp, resume=options.resume, async_save=False)
     program = build_sampler_program(chain, state, loop.seed)
     result = run_driver(
         loop,
@@ -190,13 +181,7 @@ def _run(
         "divergences": diag["divergences"] if diag else None,
         "warnings": msgs,
         "ignored_fields": unused,
-        "final_step": result.final_step,
-        "final_metrics": dict(result.state.metrics),
-        "resumed_from_step": result.resumed_from_step,
-        "stop_reason": result.stop_reason,
-        "interrupted": result.interrupted,
-        "total_seconds": time.perf_counter() - started,
-        "train_seconds": result.train_seconds,
+        **result.run_info(started),
         "stat_names": list(STAT_NAMES),
     }
     return op, info

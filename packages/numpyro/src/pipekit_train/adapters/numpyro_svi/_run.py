@@ -149,17 +149,9 @@ def _run(
             "x64": options.x64,
         },
     )
-    checkpointer = None
-    if loop.checkpoint_dir is not None:
-        from pipekit_train.jax.checkpoint import Checkpointer
+    from pipekit_train.jax.checkpoint import checkpointer_for
 
-        ckpt = loop.checkpoint_callback
-        checkpointer = Checkpointer(
-            loop.checkpoint_dir,
-            keep_last=ckpt.keep_last if ckpt is not None else None,
-            fingerprint=fp,
-            resume=options.resume,
-        )
+    checkpointer = checkpointer_for(loop, fp, resume=options.resume)
     from ._program import build_svi_program
 
     program = build_svi_program(svi, state, seed=loop.seed, val=val, val_elbo=val_elbo)
@@ -206,17 +198,8 @@ def _run(
         "final_loss": float(final_loss) if final_loss is not None else None,
         "val_elbo": result.eval_metrics.get("val_elbo"),
         "params": {k: np.asarray(v) for k, v in params.items()},
-        "final_step": result.final_step,
-        "final_metrics": dict(result.state.metrics),
+        **result.run_info(started),
         "eval_metrics": dict(result.eval_metrics),
-        "resumed_from_step": result.resumed_from_step,
-        "stop_reason": result.stop_reason,
-        "interrupted": result.interrupted,
-        "total_seconds": time.perf_counter() - started,
-        "train_seconds": result.train_seconds,
-        "steps_per_second": (
-            result.steps_run / result.train_seconds if result.train_seconds > 0 else None
-        ),
         "steps_per_call": options.steps_per_call,
     }
     return op, info
