@@ -39,6 +39,9 @@ DISTRIBUTIONS: dict[str, str] = {
     "pipekit-train-keras": "keras",
 }
 
+# core's extras installed by the tests-core-jax session
+CORE_JAX_EXTRAS: list[str] = ["jax", "tensorboard", "mlflow", "plot"]
+
 LINT_PATHS = ["packages", "tests", "examples", "benchmarks", "scripts", "noxfile.py", "conftest.py"]
 
 TEST_ENV = {"JAX_PLATFORMS": "cpu"}
@@ -70,22 +73,8 @@ def tests_core(session: nox.Session) -> None:
 @nox.session(name="tests-core-jax", tags=["ci"])
 def tests_core_jax(session: nox.Session) -> None:
     """Core with its jax, tensorboard, mlflow and plot extras, runs tests/core_jax."""
-    _uv_sync(
-        session,
-        "--package",
-        CORE,
-        "--extra",
-        "jax",
-        "--extra",
-        "tensorboard",
-        "--extra",
-        "mlflow",
-        "--extra",
-        "plot",
-        "--group",
-        "test",
-        "--no-editable",
-    )
+    extras = [arg for extra in CORE_JAX_EXTRAS for arg in ("--extra", extra)]
+    _uv_sync(session, "--package", CORE, *extras, "--group", "test", "--no-editable")
     _pytest(session, "core_jax")
 
 

@@ -21,12 +21,19 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAVY = {"torch", "lightning", "pytorch-lightning"}
 
 
-def _nox_distributions() -> dict[str, str]:
+def _nox_constant(name: str) -> object:
+    """A literal module-level constant of ``noxfile.py`` (read, not imported: nox is absent)."""
     tree = ast.parse((ROOT / "noxfile.py").read_text())
     for node in tree.body:
-        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "DISTRIBUTIONS":
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == name:
             return ast.literal_eval(node.value)
-    raise AssertionError("noxfile.py has no DISTRIBUTIONS mapping")
+    raise AssertionError(f"noxfile.py has no {name}")
+
+
+def _nox_distributions() -> dict[str, str]:
+    value = _nox_constant("DISTRIBUTIONS")
+    assert isinstance(value, dict)
+    return value
 
 
 def _installed_by(*args: str) -> set[str]:
@@ -46,17 +53,12 @@ def test_only_the_lightning_session_installs_torch_and_lightning() -> None:
         f"tests-{folder}": ["--package", dist, "--group", "test"]
         for dist, folder in _nox_distributions().items()
     }
+    extras = _nox_constant("CORE_JAX_EXTRAS")
+    assert isinstance(extras, list)
     sessions["tests-core-jax"] = [
         "--package",
         "pipekit-train-core",
-        "--extra",
-        "jax",
-        "--extra",
-        "tensorboard",
-        "--extra",
-        "mlflow",
-        "--extra",
-        "plot",
+        *[arg for extra in extras for arg in ("--extra", extra)],
         "--group",
         "test",
     ]
