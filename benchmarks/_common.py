@@ -149,6 +149,7 @@ def backend_seconds_per_step(
     checkpoint_every: int | None = None,
     keep_last: int = 2,
     cache_dir: str | None = None,
+    backend_options: dict[str, Any] | None = None,
     **loop_fields: Any,
 ) -> BackendRun:
     """Time steps ``(start, start + window]`` of a real ``TrainingLoop(...).run()``.
@@ -163,7 +164,7 @@ def backend_seconds_per_step(
         raise ValueError("start and window must be multiples of log_every")
     stamps = Stamps()
     callbacks: list[Any] = [stamps]
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = dict(backend_options or {})
     if steps_per_call is not None:
         options["steps_per_call"] = steps_per_call
     if cache_dir is not None:

@@ -41,7 +41,8 @@ def _truncate_largest_file(step_dir):
 
 
 @pytest.mark.parametrize(
-    "damage", ["truncate-array-data", "garbage-meta", "garbage-trace", "manifest-zeroed"]
+    "damage",
+    ["truncate-array-data", "garbage-meta", "garbage-trace", "array-metadata-zeroed"],
 )
 def test_falls_back_to_previous_step(tmp_path, damage):
     _write_steps(tmp_path, [1, 2, 3])
@@ -53,9 +54,9 @@ def test_falls_back_to_previous_step(tmp_path, damage):
     elif damage == "garbage-trace":
         manifest = bad / "trace" / "manifest.ocdbt"
         manifest.write_bytes(b"\0" * manifest.stat().st_size)
-    else:
-        manifest = bad / "state" / "manifest.ocdbt"
-        manifest.write_bytes(b"\0" * manifest.stat().st_size)
+    else:  # the state item is zarr arrays (no OCDBT): zero one array's metadata
+        zarray = sorted((bad / "state").rglob(".zarray"))[0]
+        zarray.write_bytes(b"\0" * zarray.stat().st_size)
 
     it = data_iterator()
     ck = Checkpointer(tmp_path, keep_last=2, fingerprint=FINGERPRINT)

@@ -19,10 +19,10 @@ import sys
 
 import jax
 import numpy as np
-import orbax.checkpoint as ocp
 from _cnn_example import digits_cnn
 
 from pipekit_train import Callback, Checkpoint
+from pipekit_train.jax.checkpoint import read_state
 
 MAX_STEPS = 40
 
@@ -58,7 +58,7 @@ def main() -> None:
         },
     )
     op, info = loop.run()
-    final = ocp.StandardCheckpointer().restore(os.path.join(ckpt_dir, str(MAX_STEPS), "state"))
+    final = read_state(os.path.join(ckpt_dir, str(MAX_STEPS)))
     arrays = {f"carry_{key}": np.asarray(value) for key, value in final.items()}
     arrays.update(
         {f"op_{i}": np.asarray(a) for i, a in enumerate(jax.tree_util.tree_leaves(op.module))}

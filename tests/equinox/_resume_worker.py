@@ -21,10 +21,10 @@ import sys
 import equinox as eqx
 import jax
 import numpy as np
-import orbax.checkpoint as ocp
 from sklearn.datasets import load_digits
 
 from pipekit_train import Callback, Checkpoint, TrainingLoop
+from pipekit_train.jax.checkpoint import read_state
 
 MAX_STEPS = 60
 
@@ -91,7 +91,7 @@ def main() -> None:
         print(json.dumps(summary))
         return
     # The final checkpoint holds the whole carry: parameters, optimiser state, step.
-    final = ocp.StandardCheckpointer().restore(os.path.join(ckpt_dir, str(MAX_STEPS), "state"))
+    final = read_state(os.path.join(ckpt_dir, str(MAX_STEPS)))
     arrays = {f"carry_{key}": np.asarray(value) for key, value in final.items()}
     arrays.update(
         {

@@ -111,7 +111,14 @@ class StepProgram(Protocol):
 
 
 class BatchStream(Protocol):
-    """A deterministic source of training batches whose position is a small JSON state."""
+    """A deterministic source of training batches whose position is a small JSON state.
+
+    A stream may also have ``prefetch(k, place)``: prepare the next ``k`` batches
+    now, without moving the position, so that the next ``next_chunk(k)`` returns
+    them at once. The driver calls it at a host event, before it blocks on the
+    window's metrics, so the gather and the host-to-device copy of the next chunk
+    overlap the device's work on the current one.
+    """
 
     def next_chunk(self, k: int) -> Any: ...
 
@@ -249,13 +256,18 @@ def run_driver(
             first_step = state.step
             k_max = max(1, int(steps_per_call))
 
+            def next_boundary(step: int) -> int:
+                """The first host event or phase end after ``step``."""
+                return min(
+                    next_event_step(step, intervals, total), next(e for e in ends if e > step)
+                )
+
+            prefetch = getattr(data, "prefetch", None)
+            place = getattr(program, "place_chunk", None)
             with StopSignals() as signals:
                 while state.step < total:
                     phase = _phase_at(phases, state.step)
-                    boundary = min(
-                        next_event_step(state.step, intervals, total),
-                        next(e for e in ends if e > state.step),
-                    )
+                    boundary = next_boundary(state.step)
                     k = min(k_max, boundary - state.step)
                     batches = data.next_chunk(k) if data is not None else None
                     out = program.train_chunk(carry, batches, state.step, k)
@@ -265,6 +277,8 @@ def run_driver(
                     if state.step != boundary and signals.received is None:
                         continue
 
+                    if prefetch is not None and state.step < total:
+                        prefetch(min(k_max, next_boundary(state.step) - state.step), place)
                     # 1. fetch the window's metrics (and outputs) in one transfer
                     state.opt_state = view(carry)
                     state.phase = phase.name

@@ -18,7 +18,7 @@ the data order does not depend on the process count.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pipekit_train.errors import BackendNotInstalledError, CheckpointError, ConfigError, DataError
@@ -389,6 +389,7 @@ class BatchIterator:
         self.worker_buffer_size = worker_buffer_size
         self.position = 0  # batches consumed so far
         self._iterator: Any = None  # Grain's pipeline, started lazily at the current position
+        self._ahead: tuple[int, int, Any] | None = None  # (position, k, chunk) prefetched
         if worker_count > 0:
             _mark_flags_parsed()
 
@@ -414,8 +415,24 @@ class BatchIterator:
         self.position += 1
         return batch
 
-    def next_chunk(self, k: int) -> dict[str, np.ndarray]:
-        """The next ``k`` batches stacked to shape ``(k, B, ...)``."""
+    def prefetch(self, k: int, place: Callable[[Any], Any] | None = None) -> None:
+        """Gather the next ``k`` batches now (and ``place`` them); the position stays.
+
+        The next ``next_chunk(k)`` returns them. The driver calls this before it
+        blocks on the device, so the gather overlaps the running computation. With
+        Grain workers (which prefetch by themselves) and for ``k == 1`` it does nothing.
+        """
+        if self.worker_count or k < 2:
+            return
+        chunk = self.source.get_batches(self.position, k)
+        self._ahead = (self.position, k, place(chunk) if place is not None else chunk)
+
+    def next_chunk(self, k: int) -> Any:
+        """The next ``k`` batches stacked to shape ``(k, B, ...)`` (as prefetched, if so)."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[:2] == (self.position, k):
+            self.position += k
+            return ahead[2]
         if self.worker_count == 0:
             chunk = self.source.get_batches(self.position, k)
             self.position += k
@@ -446,6 +463,7 @@ class BatchIterator:
                 "The dataset, batch_size or seed changed since the checkpoint was written."
             )
         self.position = int(state["position"])
+        self._ahead = None
         self.close()  # a running pipeline restarts lazily from the new position
 
     def close(self) -> None:

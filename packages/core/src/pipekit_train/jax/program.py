@@ -57,6 +57,12 @@ def _copy_leaf(x: Any) -> Any:
     return jnp.copy(x)
 
 
+def _on_device(tree: Any) -> bool:
+    """Every leaf of ``tree`` is a ``jax.Array`` (already placed)."""
+    leaves = jax.tree_util.tree_leaves(tree)
+    return bool(leaves) and all(isinstance(x, jax.Array) for x in leaves)
+
+
 def _fresh_copy(x: Any) -> Any:
     if isinstance(x, jax.Array):
         return jax.device_put(x, x.sharding, may_alias=False)
@@ -182,10 +188,23 @@ class Program:
                     batch = self._place_batch(batch)
             out: tuple[Any, ...] = self._compiled_call(phase, 1)(carry, batch, self.base_key, s)
             return out
-        if batches is not None and self._place_chunk is not None:
+        if batches is not None and self._place_chunk is not None and not _on_device(batches):
             batches = self._place_chunk(batches)
         out = self._compiled_call(phase, num_steps)(carry, batches, self.base_key, s)
         return out
+
+    def place_chunk(self, batches: Any) -> Any:
+        """A ``(k, B, …)`` chunk on the devices, as ``train_chunk`` would put it.
+
+        For prefetching (``BatchIterator.prefetch``): the host-to-device copy of the
+        next chunk then overlaps the current computation. ``train_chunk`` leaves a
+        chunk that is already on the devices as it is.
+        """
+        if self._place_chunk is not None:
+            batches = self._place_chunk(batches)
+        if _on_device(batches):
+            return batches
+        return jax.device_put(batches)
 
     def _in_compiled_sizes(
         self, carry: Any, batches: Any, step: int, num_steps: int, fixed: int

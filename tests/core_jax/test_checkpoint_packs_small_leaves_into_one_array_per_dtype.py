@@ -1,0 +1,89 @@
+"""Small state leaves are written as one array per dtype; large leaves and keys stay their own.
+
+Orbax's cost is per array, so packing is what keeps a checkpoint of a many-leaf model cheap
+(benchmarks/ case 5). The restore side reads the layout from the meta and gives back every
+leaf with its own dtype, shape and placement: jax arrays for a jax template, numpy arrays
+for a numpy template (the Keras backend's).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from _ckpt_helpers import FINGERPRINT, assert_state_equal
+
+from pipekit_train.jax._packing import PACK_MAX_BYTES
+from pipekit_train.jax.checkpoint import Checkpointer, read_state
+
+
+def _state() -> dict:
+    big = PACK_MAX_BYTES // 4 + 1  # one float32 more than the packing limit
+    return {
+        "w": jnp.arange(12, dtype=jnp.float32).reshape(3, 4),
+        "b": jnp.full((4,), 0.5, jnp.bfloat16),
+        "big": jnp.linspace(0.0, 1.0, big, dtype=jnp.float32),
+        "opt": (jnp.ones((2, 2)), {"count": jnp.asarray(7, jnp.int32)}),
+        "rng": jax.random.fold_in(jax.random.key(0), 3),
+        "scalar": jnp.asarray(2.5, jnp.float32),
+    }
+
+
+def _template(state: dict) -> dict:
+    return jax.tree.map(
+        lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=a.sharding), state
+    )
+
+
+def test_small_leaves_are_packed_per_dtype_and_restore_bit_for_bit(tmp_path):
+    state = _state()
+    with Checkpointer(tmp_path, keep_last=2, fingerprint=FINGERPRINT) as ck:
+        ck.save(1, state, {})
+        ck.wait()
+        saved = ck._mngr.item_metadata(1)["state"].tree
+        restored = ck.restore(_template(state))
+
+    names = sorted(saved)
+    packed = [n for n in names if n.startswith("packed__")]
+    own = [n for n in names if n.startswith("leaf__")]
+    assert sorted(packed) == ["packed__bfloat16", "packed__float32", "packed__int32"]
+    assert len(own) == 2, names  # the large leaf and the PRNG key
+    # w (12) + opt[0] (4) + scalar (1) float32 values in one array
+    assert tuple(saved["packed__float32"].shape) == (17,)
+
+    assert restored is not None and restored.step == 1
+    assert_state_equal(restored.state, state)
+    for got, want in zip(jax.tree.leaves(restored.state), jax.tree.leaves(state), strict=True):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert isinstance(got, jax.Array)
+    layout = restored.meta["layout"]
+    assert [e["path"] for e in layout][:2] == ["b", "big"]  # key paths, in tree order
+
+
+def test_a_numpy_template_gets_numpy_arrays_back(tmp_path):
+    state = {
+        "model": {"00000_kernel": np.arange(6, dtype=np.float32).reshape(2, 3)},
+        "optimizer": {"00000_iterations": np.asarray(4, np.int64)},
+    }
+    template = jax.tree.map(np.zeros_like, state)
+    with Checkpointer(tmp_path, keep_last=2, fingerprint=FINGERPRINT) as ck:
+        ck.save(5, state, {})
+        restored = ck.restore(template)
+    assert restored is not None
+    got = restored.state
+    assert isinstance(got["model"]["00000_kernel"], np.ndarray)
+    np.testing.assert_array_equal(got["model"]["00000_kernel"], state["model"]["00000_kernel"])
+    assert got["optimizer"]["00000_iterations"].dtype == np.int64
+    assert int(got["optimizer"]["00000_iterations"]) == 4
+
+
+def test_read_state_gives_every_leaf_by_its_key_path_without_a_template(tmp_path):
+    state = _state()
+    with Checkpointer(tmp_path, keep_last=2, fingerprint=FINGERPRINT) as ck:
+        ck.save(2, state, {})
+    got = read_state(tmp_path / "2")
+    assert sorted(got) == ["b", "big", "opt.0", "opt.1.count", "rng", "scalar", "w"]
+    for name, want in (("w", state["w"]), ("b", state["b"]), ("big", state["big"])):
+        assert got[name].dtype == want.dtype
+        np.testing.assert_array_equal(got[name], np.asarray(want))
+    np.testing.assert_array_equal(got["rng"], np.asarray(jax.random.key_data(state["rng"])))
