@@ -135,8 +135,6 @@ def test_keras_model_op_rejects_a_non_model() -> None:
 def test_accumulation_with_steps_per_execution_is_refused_before_fit() -> None:
     model = mlp()
     with pytest.raises(ConfigError, match="micro-batches") as e:
-        _loop(
-            model_op=model, accumulate_steps=2, backend_options={"steps_per_execution": 2}
-        ).run()
+        _loop(model_op=model, accumulate_steps=2, backend_options={"steps_per_execution": 2}).run()
     assert e.value.field == "backend_options.steps_per_execution"
     _no_step_ran(model)

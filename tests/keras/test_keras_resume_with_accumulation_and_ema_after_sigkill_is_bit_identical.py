@@ -42,7 +42,9 @@ def _committed(ckpt: Path) -> list[int]:
 
 
 def _run(ckpt: Path, out: Path) -> dict:
-    return _info(subprocess.run(_cmd(ckpt, out), capture_output=True, text=True, timeout=300, env=ENV))
+    return _info(
+        subprocess.run(_cmd(ckpt, out), capture_output=True, text=True, timeout=300, env=ENV)
+    )
 
 
 def test_sigkill_mid_accumulation_then_rerun_matches_the_uninterrupted_run(tmp_path: Path) -> None:

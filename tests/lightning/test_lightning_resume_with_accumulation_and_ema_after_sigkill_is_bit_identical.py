@@ -1,4 +1,4 @@
-"""SIGKILL a Lightning run with ``accumulate_steps=2`` and ``ema_decay``; the rerun is bit-identical.
+"""SIGKILL a Lightning run with accumulation and ``ema_decay``; the rerun is bit-identical.
 
 ``_resume_worker.py`` with ``PIPEKIT_TEST_FEATURES=1``: two micro-batches per optimiser
 step, the EMA of the weights on. The job SIGKILLs itself at step 21 (one update after

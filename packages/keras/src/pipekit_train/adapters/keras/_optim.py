@@ -149,7 +149,7 @@ def per_update_schedule_class(keras: Any) -> Any:
     """
 
     @keras.saving.register_keras_serializable(package="pipekit_train")
-    class PerUpdateSchedule(keras.optimizers.schedules.LearningRateSchedule):  # type: ignore[name-defined,misc]
+    class PerUpdateSchedule(keras.optimizers.schedules.LearningRateSchedule):
         def __init__(self, schedule: Any, accumulate_steps: int) -> None:
             self.schedule = schedule
             self.accumulate_steps = int(accumulate_steps)

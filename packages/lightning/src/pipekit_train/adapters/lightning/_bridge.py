@@ -168,8 +168,8 @@ class Bridge(pl.Callback):
         ):
             averaged = self.ema.swapped_into(self.net) if self.ema else contextlib.nullcontext()
             with averaged:
-                values = self.evaluate(self.net)
-            metrics = {f"val_{k}": float(v) for k, v in values.items()}
+                val_values = self.evaluate(self.net)
+            metrics = {f"val_{k}": float(v) for k, v in val_values.items()}
             runner.eval_end(state, metrics)
         if signal is None and self._world == 1 and self.signals is not None:
             signal = self.signals.received  # e.g. SIGTERM during the callbacks above

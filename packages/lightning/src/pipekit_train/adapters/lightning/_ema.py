@@ -36,7 +36,7 @@ class WeightEMA:
         self._update = get_ema_multi_avg_fn(self.decay)
 
     def _live(self, net: torch.nn.Module) -> list[torch.Tensor]:
-        live = [p for _, p in net.named_parameters()]
+        live: list[torch.Tensor] = [p for _, p in net.named_parameters()]
         if self.params and self.params[0].device != live[0].device:  # fit moved the module
             self.params = [t.to(live[0].device) for t in self.params]
         return live
