@@ -136,7 +136,9 @@ class Bridge(pl.Callback):
         self._step = step
         if self.ema is not None:  # after the optimiser step, once per update
             self.ema.update(self.net)
-        value = self._pending[0] if len(self._pending) == 1 else torch.stack(self._pending).mean()
+        # Lightning hands on each micro-batch's loss divided by accumulate_grad_batches, so
+        # the update's loss (the mean over its micro-batches, as on every backend) is the sum.
+        value = self._pending[0] if len(self._pending) == 1 else torch.stack(self._pending).sum()
         self._pending = []
         self._window.append(value)
         self._window_steps.append(step)

@@ -174,7 +174,7 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
 
     train = normalize_dataset(loop.dataset, "TrainingLoop.dataset")
     n = int(next(iter(train.values())).shape[0])
-    first = StepBatches(train, loop.batch_size, loop.seed, count=1)[0]
+    first = StepBatches(train, loop.batch_size, loop.seed, count=1, accumulate=accumulate)[0]
     val: Arrays | None = None
     if loop.val_dataset is not None:
         val = normalize_dataset(loop.val_dataset, "TrainingLoop.val_dataset")
@@ -239,6 +239,7 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
             start=start * accumulate,
             count=(loop.max_steps - start) * accumulate,
             num_workers=options.num_workers,
+            accumulate=accumulate,
         )
         with StopSignals() as signals:
             bridge.signals = signals
