@@ -133,6 +133,95 @@ def case_feature_costs(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
     return rows
 
 
+# -- cases 15 and 16: the same feature costs on the keras and lightning backends ---------------
+
+#: Keras: ``precision="bfloat16"`` is not measured — the benchmark's AdamW is refused in
+#: bfloat16 on Keras (its beta_2 rounds to 1.0 there and it makes no update).
+KERAS_FEATURES: dict[str, dict[str, Any]] = {
+    "15a": {"accumulate_steps": 4},
+    "15b": {"ema_decay": 0.999},
+    "15c": {"precision": "mixed-bfloat16"},
+}
+LIGHTNING_FEATURES: dict[str, dict[str, Any]] = {
+    "16a": {"accumulate_steps": 4},
+    "16b": {"ema_decay": 0.999},
+    "16c": {"precision": "mixed-bfloat16"},
+    "16d": {"precision": "bfloat16"},
+}
+
+
+def _feature_rows(
+    label: str,
+    features: dict[str, dict[str, Any]],
+    measure: Callable[..., float],
+    s: Settings,
+) -> list[Row]:
+    """Interleaved rounds of ``measure(**fields)`` for each feature and for none.
+
+    The ratio is ``plain time / feature time`` per optimiser update (< 1: the feature
+    costs); with ``accumulate_steps`` the per-micro-batch ratio is given too.
+    """
+    runs: dict[str, Callable[[], float]] = {"plain": lambda: measure()}
+    for case, fields in features.items():
+        runs[case] = lambda fields=fields: measure(**fields)
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for r in range(s.repeats):
+        for name in _rotate(list(runs), r):
+            times[name].append(runs[name]())
+        _say(
+            f"  round {r + 1}/{s.repeats}: "
+            + ", ".join(f"{n} {1 / times[n][-1]:.0f}/s" for n in runs)
+        )
+    rows = []
+    for case, fields in features.items():
+        ratio = paired_ratio(times["plain"], times[case])
+        what = ", ".join(f"{k}={v}" for k, v in fields.items())
+        extra = ""
+        if "accumulate_steps" in fields:
+            k = fields["accumulate_steps"]
+            per_micro = paired_ratio(times["plain"], [t / k for t in times[case]])
+            extra = f" (per micro-batch: {per_micro:.2f})"
+        rows.append(
+            Row(
+                case,
+                f"{label} with {what} ÷ the same run without (per update)",
+                _rate(median(times[case])),
+                _rate(median(times["plain"])),
+                f"{ratio:.2f}{extra}",
+                "reported",
+                None,
+                {"ours_s_per_step": times[case], "reference_s_per_step": times["plain"]},
+            )
+        )
+    return rows
+
+
+def case_keras_feature_costs(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
+    """15a-15c: the keras backend (log/50, no checkpoint) with one feature on ÷ without."""
+    from _keras_ref import keras_backend_seconds_per_step
+
+    start, w = 50, min(s.window, 300)
+    return _feature_rows(
+        "keras backend, log/50",
+        KERAS_FEATURES,
+        lambda **f: keras_backend_seconds_per_step(data, start=start, window=w, **f),
+        s,
+    )
+
+
+def case_lightning_feature_costs(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
+    """16a-16d: the lightning backend (log/50, no checkpoint) with one feature on ÷ without."""
+    import _lightning_ref as ref
+
+    start, w = 50, min(s.window, 300)
+    return _feature_rows(
+        "lightning backend, log/50",
+        LIGHTNING_FEATURES,
+        lambda **f: ref.backend_seconds_per_step(data, start, w, **f),
+        s,
+    )
+
+
 # -- cases 1-3: the backend against the hand-written loop and Keras ---------------------------
 
 

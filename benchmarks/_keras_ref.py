@@ -77,8 +77,12 @@ def keras_backend_seconds_per_step(
     window: int,
     log_every: int = 50,
     checkpoint_every: int | None = None,
+    **features: Any,
 ) -> float:
     """Steps ``(start, start + window]`` of ``TrainingLoop(..., backend="keras").run()``.
+
+    ``features`` are ``TrainingLoop`` feature fields (``accumulate_steps``, ``ema_decay``,
+    ``precision``); steps are optimiser updates.
 
     The same Sequential as :func:`keras_seconds_per_step`, AdamW (lr 1e-3), cross-entropy
     on logits, batch 128, over core's batch order; timed by a pipekit callback at host
@@ -115,5 +119,6 @@ def keras_backend_seconds_per_step(
             checkpoint_dir=tmp if checkpoint_every is not None else None,
             log_every_n_steps=log_every,
             backend="keras",
+            **features,
         ).run()
     return (stamps.at[start + window] - stamps.at[start]) / window

@@ -43,7 +43,13 @@ def _model() -> Any:
     )
 
 
-def backend_seconds_per_step(data: dict[str, np.ndarray], start: int, window: int) -> float:
+def backend_seconds_per_step(
+    data: dict[str, np.ndarray], start: int, window: int, **features: Any
+) -> float:
+    """Steps ``(start, start + window]`` of the lightning backend (optimiser updates).
+
+    ``features`` are ``TrainingLoop`` feature fields (cases 16a-16d).
+    """
     from pipekit_train import Callback, TrainingLoop
 
     class Clock(Callback):
@@ -65,6 +71,7 @@ def backend_seconds_per_step(data: dict[str, np.ndarray], start: int, window: in
         optimizer_config={"name": "adamw", "lr": 1e-3},
         callbacks=[clock],
         backend_options={"accelerator": "cpu"},
+        **features,
     )
     loop.run()
     return (clock.t[start + window] - clock.t[start]) / window

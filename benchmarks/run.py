@@ -33,7 +33,7 @@ from _common import digits  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
-ALL_CASES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13")
+ALL_CASES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "15", "16")
 
 #: What bounds a case that is below its target, found by profiling (py-spy, and timing the
 #: pieces) on the 2-core development machine; printed under the table for each case below
@@ -273,6 +273,12 @@ def main(argv: list[str] | None = None) -> int:
     if "13" in cases:
         section("case 13: lightning backend vs plain Lightning and a plain torch loop")
         rows += [r for r in _cases.case_lightning(data, s)]
+    if "15" in cases:
+        section("case 15: step-time cost of each training feature on the keras backend")
+        rows += _cases.case_keras_feature_costs(data, s)
+    if "16" in cases:
+        section("case 16: step-time cost of each training feature on the lightning backend")
+        rows += _cases.case_lightning_feature_costs(data, s)
     sweep = None
     if not args.no_sweep:
         section("steps_per_call sweep")

@@ -4,7 +4,9 @@
 checked without any backend (a ``ConfigError`` naming the field, and the fix),
 readable from YAML, and ``pipekit_train.loop.require_features`` — which every
 backend calls in ``run()`` — refuses a field set away from its default that the
-backend does not list as supported, before anything compiles.
+backend does not list as supported, before anything compiles. The fields away from
+their defaults (``non_default_features``) are what the backends add to the resume
+guard; at the defaults it is empty, so older fingerprints are unchanged.
 """
 
 from __future__ import annotations
@@ -14,7 +16,12 @@ from typing import Any
 import pytest
 
 from pipekit_train import ConfigError, TrainingLoop
-from pipekit_train.loop import FEATURE_DEFAULTS, PRECISIONS, require_features
+from pipekit_train.loop import (
+    FEATURE_DEFAULTS,
+    PRECISIONS,
+    non_default_features,
+    require_features,
+)
 
 DATA = {"x": [[0.0]], "y": [0]}
 
@@ -77,3 +84,10 @@ def test_require_features_refuses_an_unsupported_field_by_name(field, value) -> 
     # Listed as supported, or left at its default, it passes.
     require_features(loop, supported=(field,), backend="toy")
     require_features(_loop(), supported=(), backend="toy")
+
+
+def test_non_default_features_names_exactly_the_fields_set_away_from_their_defaults() -> None:
+    assert non_default_features(_loop()) == {}
+    loop = _loop(accumulate_steps=2, precision="mixed-bfloat16")
+    assert non_default_features(loop) == {"accumulate_steps": 2, "precision": "mixed-bfloat16"}
+    assert non_default_features(_loop(ema_decay=0.9)) == {"ema_decay": 0.9}

@@ -13,6 +13,8 @@ checkpoint of step AT was handed to the asynchronous writer), ``sigterm`` /
 ``sigint`` (sends itself that signal at the event of step AT). At a normal end it
 writes every model and optimiser variable and the loss of every step it ran to
 OUT_NPZ, and prints backend_info as JSON on its last line.
+``PIPEKIT_TEST_FEATURES=1`` trains with ``accumulate_steps=2`` and ``ema_decay=0.9``
+(the EMA averages are optimiser variables, so they are in OUT_NPZ too).
 """
 
 from __future__ import annotations
@@ -65,7 +67,11 @@ def main() -> None:
     at = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     model = mlp(hidden=32, dropout=0.3, seed=0)
     recorder = Recorder(mode, at)
+    features = (
+        {"accumulate_steps": 2, "ema_decay": 0.9} if os.environ.get("PIPEKIT_TEST_FEATURES") else {}
+    )
     loop = TrainingLoop(
+        **features,
         model_op=model,
         dataset=digits(600),
         val_dataset=digits(200, offset=1500),

@@ -8,6 +8,8 @@ epoch boundary) with a checkpoint every 10. If KILL_AT > 0 the process sends
 itself SIGNAL ("SIGKILL" or "SIGTERM") at the host event of that step. At the
 end it writes the module's state_dict, the optimiser state and the loss of every
 step it ran to OUT_NPZ, plus backend_info as OUT_NPZ + ".json".
+``PIPEKIT_TEST_FEATURES=1`` trains with ``accumulate_steps=2`` and ``ema_decay=0.9`` (the
+op then holds the average, and the last checkpoint's ``ema`` goes to OUT_NPZ too).
 """
 
 from __future__ import annotations
@@ -53,7 +55,11 @@ def main() -> None:
     digits = load_digits()
     data = {"x": (digits.data / 16).astype(np.float32), "y": digits.target.astype(np.int64)}
     recorder = Recorder(int(kill_at), sig)
+    features = (
+        {"accumulate_steps": 2, "ema_decay": 0.9} if os.environ.get("PIPEKIT_TEST_FEATURES") else {}
+    )
     loop = TrainingLoop(
+        **features,
         backend="lightning",
         model_op=make_model(),
         dataset=data,
@@ -74,6 +80,8 @@ def main() -> None:
     for pid, st in ckpt["optimizer"]["state"].items():
         for name, value in st.items():
             arrays[f"opt/{pid}/{name}"] = np.asarray(value)
+    for name, value in (ckpt.get("ema") or {}).items():
+        arrays[f"ema/{name}"] = value.numpy()
     arrays["losses_steps"] = np.array(sorted(recorder.losses))
     arrays["losses"] = np.array([recorder.losses[s] for s in sorted(recorder.losses)])
     np.savez(out, **arrays)

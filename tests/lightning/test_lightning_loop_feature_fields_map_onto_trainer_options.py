@@ -1,8 +1,8 @@
 """The loop's training-feature fields on the lightning backend: ``accumulate_steps`` and
 ``precision`` map onto Lightning's ``accumulate_grad_batches`` and precision plugin (the same
-run, bit for bit, as giving the Trainer option directly); ``ema_decay`` is not mapped yet and
-is refused by name before ``Trainer.fit``; a loop field that contradicts the Trainer option
-is a ``ConfigError``."""
+run, bit for bit, as giving the Trainer option directly); a loop field that contradicts the
+Trainer option is a ``ConfigError`` before ``Trainer.fit``. (``ema_decay`` is the bridge's
+own average: ``test_lightning_ema_weights_are_checkpointed_and_build_the_op.py``.)"""
 
 from __future__ import annotations
 
@@ -15,12 +15,6 @@ from pipekit_train.errors import ConfigError
 
 def _params(op) -> list[np.ndarray]:
     return [p.detach().numpy().copy() for p in op.module.parameters()]
-
-
-def test_ema_decay_is_refused_before_fit(no_fit) -> None:
-    with pytest.raises(ConfigError, match="not supported by the lightning backend") as e:
-        loop(ema_decay=0.99).run()
-    assert e.value.field == "ema_decay"
 
 
 def test_a_loop_field_contradicting_the_trainer_option_is_refused(no_fit) -> None:

@@ -24,6 +24,7 @@ __all__ = [
     "DEFAULT_OPTIMIZER",
     "FEATURE_DEFAULTS",
     "PRECISIONS",
+    "non_default_features",
     "require_features",
 ]
 
@@ -340,3 +341,17 @@ def require_features(loop: TrainingLoop, *, supported: Sequence[str], backend: s
                 f"backend supports every feature field)",
                 field=name,
             )
+
+
+def non_default_features(loop: TrainingLoop) -> dict[str, Any]:
+    """The feature fields set away from their defaults, ``{name: value}``.
+
+    Backends add these to the resume guard (core's ``fingerprint(extra=...)``), so a
+    resume with another ``accumulate_steps``, ``ema_decay`` or ``precision`` is refused
+    by name, while a run at the defaults keeps the fingerprint earlier versions wrote.
+    """
+    return {
+        name: getattr(loop, name)
+        for name, default in FEATURE_DEFAULTS.items()
+        if getattr(loop, name) != default
+    }

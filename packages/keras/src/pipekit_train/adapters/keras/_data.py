@@ -5,6 +5,11 @@ loops one), so the number of steps is exact whatever the dataset's length. The r
 order is core's ``BatchSource`` (batch ``j`` = deterministic rows from
 ``(seed, epoch)``), not Keras' ``shuffle`` (Python's ``random``), so a resumed run
 sees the same batches as an uninterrupted one: the data position is the step.
+
+With ``accumulate_steps=k`` the source's records hold ``k * batch_size`` rows (one
+optimiser update, as on the Equinox backend) and Keras gets ``k`` micro-batches per
+record: micro-batch ``j`` is the rows ``j::k``. So ``batch_size=32, k=4`` reads the
+same rows per update as ``batch_size=128``.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from typing import Any
 
 from pipekit_train.jax.data import BatchSource
 
-__all__ = ["make_step_dataset", "to_xy"]
+__all__ = ["make_step_dataset", "micro_batch", "to_xy"]
 
 
 def to_xy(batch: dict[str, Any]) -> tuple[Any, Any]:
@@ -21,19 +26,31 @@ def to_xy(batch: dict[str, Any]) -> tuple[Any, Any]:
     return batch["x"], batch["y"]
 
 
-def make_step_dataset(keras: Any, source: BatchSource, start_step: int, num_steps: int) -> Any:
-    """A ``PyDataset`` of ``num_steps`` batches: item ``i`` is ``source[start_step + i]``."""
+def micro_batch(batch: dict[str, Any], j: int, k: int) -> dict[str, Any]:
+    """Micro-batch ``j`` of ``k`` of one update's record (rows ``j::k``; the record if k=1)."""
+    return batch if k == 1 else {name: value[j::k] for name, value in batch.items()}
+
+
+def make_step_dataset(
+    keras: Any, source: BatchSource, start_step: int, num_steps: int, accumulate: int = 1
+) -> Any:
+    """A ``PyDataset`` of ``num_steps * accumulate`` micro-batches.
+
+    Item ``i`` is micro-batch ``i % accumulate`` of ``source[start_step + i // accumulate]``.
+    """
+    total = num_steps * accumulate
 
     class StepDataset(keras.utils.PyDataset):
         def __init__(self) -> None:
             super().__init__(workers=1, use_multiprocessing=False, max_queue_size=10)
 
         def __len__(self) -> int:
-            return num_steps
+            return total
 
         def __getitem__(self, index: int) -> tuple[Any, Any]:
-            if not 0 <= index < num_steps:
+            if not 0 <= index < total:
                 raise IndexError(index)
-            return to_xy(source[start_step + index])
+            step, j = divmod(index, accumulate)
+            return to_xy(micro_batch(source[start_step + step], j, accumulate))
 
     return StepDataset()

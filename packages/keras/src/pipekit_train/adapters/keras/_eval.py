@@ -39,9 +39,18 @@ def _accuracy(kind: str | None, y: Any, pred: Any) -> Any:
 
 
 def make_evaluator(
-    model: Any, loss_fn: Callable[[Any, Any], Any], kind: str | None, val: Any, batch_size: int
+    model: Any,
+    loss_fn: Callable[[Any, Any], Any],
+    kind: str | None,
+    val: Any,
+    batch_size: int,
+    weights: Callable[[], list[Any]] | None = None,
 ) -> Callable[[], dict[str, float]]:
-    """``evaluate()`` → ``{"loss": …, ["accuracy": …]}`` over all of ``val``."""
+    """``evaluate()`` → ``{"loss": …, ["accuracy": …]}`` over all of ``val``.
+
+    ``weights()`` gives the trainable values to evaluate (the EMA averages with
+    ``ema_decay``); by default the model's own.
+    """
     import jax
 
     def batch_stats(tv: Any, ntv: Any, x: Any, y: Any) -> dict[str, Any]:
@@ -55,7 +64,7 @@ def make_evaluator(
     compiled = jax.jit(batch_stats)
 
     def evaluate() -> dict[str, float]:
-        tv = [v.value for v in model.trainable_variables]
+        tv = weights() if weights is not None else [v.value for v in model.trainable_variables]
         ntv = [v.value for v in model.non_trainable_variables]
         totals: dict[str, float] = {}
         rows = 0

@@ -52,6 +52,9 @@ class KerasModelOp:
     def load(cls, path: str | os.PathLike[str]) -> KerasModelOp:
         """Read what ``save`` wrote, with Keras' ``safe_mode`` on."""
         keras = import_keras()
+        from ._optim import per_update_schedule_class
+
+        per_update_schedule_class(keras)  # registered: an op trained with accumulate_steps
         target = _archive(path)
         if not target.is_file():
             raise ConfigError(f"KerasModelOp.load: no .keras archive at {str(target)!r}")

@@ -10,6 +10,7 @@ is a ``ConfigError`` naming the field, raised before anything is compiled.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Mapping
 from typing import Any
@@ -22,7 +23,12 @@ from pipekit_train.optimizers import (
     require_supported,
 )
 
-__all__ = ["KERAS_OPTIMIZERS", "resolve_keras_optimizer", "resolve_keras_schedule"]
+__all__ = [
+    "KERAS_OPTIMIZERS",
+    "per_update_schedule_class",
+    "resolve_keras_optimizer",
+    "resolve_keras_schedule",
+]
 
 ROOT = "optimizer_config"
 
@@ -132,8 +138,53 @@ def resolve_keras_schedule(keras: Any, lr: float | Mapping[str, Any], max_steps:
     raise AssertionError(name)  # pragma: no cover - core validated the name
 
 
-def resolve_keras_optimizer(keras: Any, config: Mapping[str, Any], max_steps: int) -> Any:
-    """A fresh Keras optimiser for ``config`` (validated by core first)."""
+@functools.cache
+def per_update_schedule_class(keras: Any) -> Any:
+    """``PerUpdateSchedule(schedule, k)``: ``schedule(micro_batch // k)``, registered with Keras.
+
+    Keras evaluates a schedule at its micro-batch counter under
+    ``gradient_accumulation_steps``; the loop's schedules count optimiser updates, so
+    update ``n`` (micro-batch ``n * k - 1``) must use ``schedule(n - 1)``, as without
+    accumulation. Registered serialisable so a saved op's optimiser config loads.
+    """
+
+    @keras.saving.register_keras_serializable(package="pipekit_train")
+    class PerUpdateSchedule(keras.optimizers.schedules.LearningRateSchedule):
+        def __init__(self, schedule: Any, accumulate_steps: int) -> None:
+            self.schedule = schedule
+            self.accumulate_steps = int(accumulate_steps)
+
+        def __call__(self, step: Any) -> Any:
+            return self.schedule(keras.ops.floor_divide(step, self.accumulate_steps))
+
+        def get_config(self) -> dict[str, Any]:
+            return {
+                "schedule": keras.optimizers.schedules.serialize(self.schedule),
+                "accumulate_steps": self.accumulate_steps,
+            }
+
+        @classmethod
+        def from_config(cls, config: dict[str, Any]) -> Any:
+            inner = keras.optimizers.schedules.deserialize(config["schedule"])
+            return cls(inner, config["accumulate_steps"])
+
+    return PerUpdateSchedule
+
+
+def resolve_keras_optimizer(
+    keras: Any,
+    config: Mapping[str, Any],
+    max_steps: int,
+    *,
+    accumulate_steps: int = 1,
+    ema_decay: float | None = None,
+) -> Any:
+    """A fresh Keras optimiser for ``config`` (validated by core first).
+
+    ``accumulate_steps > 1`` sets ``gradient_accumulation_steps`` (with the schedule
+    counting updates); ``ema_decay`` sets ``use_ema`` / ``ema_momentum`` (the update
+    rule is the loop's, see ``_features.install_ema``).
+    """
     spec: OptimizerSpec = parse_optimizer_config(config, max_steps=max_steps)
     require_supported(spec, KERAS_OPTIMIZERS, backend="keras")
     cls_name, fixed = KERAS_OPTIMIZERS[spec.name]
@@ -166,6 +217,12 @@ def resolve_keras_optimizer(keras: Any, config: Mapping[str, Any], max_steps: in
     if spec.clip_norm is not None:
         kwargs["global_clipnorm"] = spec.clip_norm
     lr = resolve_keras_schedule(keras, spec.lr, max_steps)
+    if accumulate_steps > 1:
+        kwargs["gradient_accumulation_steps"] = int(accumulate_steps)
+        if not isinstance(lr, float):
+            lr = per_update_schedule_class(keras)(lr, accumulate_steps)
+    if ema_decay is not None:
+        kwargs.update(use_ema=True, ema_momentum=float(ema_decay), ema_overwrite_frequency=None)
     try:
         return cls(learning_rate=lr, **kwargs)
     except (TypeError, ValueError) as exc:

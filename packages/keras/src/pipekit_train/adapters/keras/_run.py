@@ -18,15 +18,16 @@ from pipekit_train.carry import TrainerCarryState
 from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax.data import BatchSource, eval_batches, normalize_dataset
-from pipekit_train.loop import require_features
+from pipekit_train.loop import non_default_features
 from pipekit_train.runner import CallbackRunner
 
 from ._bridge import make_bridge, make_last_value_metric
 from ._checks import check_fits, check_steps_per_execution, compile_loss, unwrap_model
-from ._data import make_step_dataset
+from ._data import make_step_dataset, micro_batch
 from ._distribute import data_parallel, relayout
 from ._env import import_keras
 from ._eval import make_evaluator
+from ._features import check_features, ema_values, finalize_ema, install_ema, precision_scope
 from ._losses import KerasTask, classification_kind
 from ._op import KerasModelOp
 from ._optim import make_rate_of_steps, resolve_keras_optimizer
@@ -43,6 +44,7 @@ def fingerprint(loop: Any, model: Any, dataset_length: int) -> dict[str, Any]:
         backend="keras",
         model_structure=structure_digest(model),
         dataset_length=dataset_length,
+        extra=non_default_features(loop),
     )
 
 
@@ -70,12 +72,12 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
     ``backend_info``.
     """
     started = time.perf_counter()
-    # Accumulation, EMA and precision are not mapped onto this backend yet: refuse them.
-    require_features(loop, supported=(), backend="keras")
     options = parse_options(loop.backend_options)
     keras = import_keras()
     _enable_cache(options)
     model = unwrap_model(keras, loop.model_op)
+    check_features(loop, model, options.steps_per_execution)
+    k = int(loop.accumulate_steps)
     op = loop.model_op if isinstance(loop.model_op, KerasModelOp) else KerasModelOp(model)
     train = normalize_dataset(loop.dataset, "TrainingLoop.dataset")
     val = (
@@ -83,17 +85,24 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
         if loop.val_dataset is not None
         else None
     )
-    source = BatchSource(train, loop.batch_size, loop.seed)
-    first = source[0]
+    # One record per optimiser update: k micro-batches of batch_size rows (see _data).
+    source = BatchSource(train, loop.batch_size * k, loop.seed)
+    first = micro_batch(source[0], 0, k)
     loss, loss_fn = compile_loss(keras, loop, first["y"])
-    optimizer = resolve_keras_optimizer(keras, loop.optimizer_config, loop.max_steps)
+    optimizer = resolve_keras_optimizer(
+        keras,
+        loop.optimizer_config,
+        loop.max_steps,
+        accumulate_steps=k,
+        ema_decay=loop.ema_decay,
+    )
     check_steps_per_execution(loop, options.steps_per_execution)
     check_fits(model, loss_fn, first, "dataset")
     if val is not None:
         check_fits(model, loss_fn, next(iter(eval_batches(val, loop.batch_size))), "val_dataset")
     distribution = data_parallel(keras, options.data_parallel, loop.batch_size)
     scope = distribution.scope() if distribution is not None else contextlib.nullcontext()
-    with scope:
+    with scope, precision_scope(model, loop.precision):
         if distribution is not None:
             relayout(model.variables, distribution)
         model.compile(
@@ -109,6 +118,8 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
         optimizer.build(model.trainable_variables)
         if distribution is not None:
             relayout(optimizer.variables, distribution)
+        if loop.ema_decay is not None:
+            install_ema(keras, optimizer, loop.ema_decay, k)
         info = _fit(keras, loop, options, model, source, val, loss_fn)
     info.update(
         total_seconds=time.perf_counter() - started,
@@ -165,8 +176,17 @@ def _fit(
     checkpointer = _checkpointer(loop, options, fingerprint(loop, model, source.n))
     state = TrainerCarryState(step=0, rng=None, opt_state=model)
     runner = CallbackRunner(loop, is_primary=True)
+    k = int(loop.accumulate_steps)
+    ema = loop.ema_decay is not None
     evaluate = (
-        make_evaluator(model, loss_fn, classification_kind(loop), val, loop.batch_size)
+        make_evaluator(
+            model,
+            loss_fn,
+            classification_kind(loop),
+            val,
+            loop.batch_size,
+            weights=(lambda: ema_values(model.optimizer)) if ema else None,
+        )
         if val is not None
         else None
     )
@@ -193,12 +213,15 @@ def _fit(
                     start_step=start,
                     data_state=_data_state(source),
                     rates=make_rate_of_steps(keras, loop.optimizer_config, loop.max_steps),
+                    accumulate=k,
                 )
                 t0 = time.perf_counter()
                 if start < loop.max_steps:
-                    data = make_step_dataset(keras, source, start, loop.max_steps - start)
+                    data = make_step_dataset(keras, source, start, loop.max_steps - start, k)
                     history = model.fit(data, epochs=1, shuffle=False, verbose=0, callbacks=bridge)
                 train_seconds = time.perf_counter() - t0
+            if ema:  # the trained op is the average (fit did it too; not when no step ran)
+                finalize_ema(model)
             if checkpointer is not None:
                 checkpointer.wait()
             runner.run_end(
@@ -233,5 +256,10 @@ def _fit(
         "stop_reason": state.stop_reason,
         "interrupted": signals.received,
         "steps_per_execution": options.steps_per_execution,
+        "features": {
+            "accumulate_steps": k,
+            "ema_decay": loop.ema_decay,
+            "precision": loop.precision,
+        },
         "history": getattr(history, "history", None),
     }

@@ -10,11 +10,13 @@ stop) and ``checkpoint_done`` → ``trainer.should_stop`` when a callback or a
 signal asked for it. Under DDP the window is averaged over ranks (each rank
 sees its slice of the global batch) and the stop decision is shared, so every
 rank takes the same path; there a stop signal is honoured at the next
-scheduled event.
+scheduled event. With ``ema_decay`` the average (``_ema.WeightEMA``) moves after each
+optimiser step, evaluation runs on it, and it is saved in every checkpoint.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +29,7 @@ from pipekit_train.carry import TrainerCarryState
 from pipekit_train.runner import CallbackRunner, event_intervals, next_event_step
 
 from ._checkpoint import CheckpointStore, Saved
+from ._ema import WeightEMA
 
 __all__ = ["Bridge", "step_seed"]
 
@@ -53,6 +56,7 @@ class Bridge(pl.Callback):
         evaluate: Callable[[torch.nn.Module], dict[str, float]] | None,
         lr_at: Callable[[int], float],
         accumulate: int,
+        ema: WeightEMA | None = None,
     ) -> None:
         self.loop = loop
         self.net = net
@@ -63,6 +67,7 @@ class Bridge(pl.Callback):
         self.evaluate = evaluate
         self.lr_at = lr_at
         self.accumulate = accumulate
+        self.ema = ema
         self.max_steps = int(loop.max_steps)
         self.intervals = event_intervals(loop, checkpointing=store is not None)
         self.ckpt = loop.checkpoint_callback if store is not None else None
@@ -129,7 +134,11 @@ class Bridge(pl.Callback):
         if step == self._step:  # still accumulating gradients
             return
         self._step = step
-        value = self._pending[0] if len(self._pending) == 1 else torch.stack(self._pending).mean()
+        if self.ema is not None:  # after the optimiser step, once per update
+            self.ema.update(self.net)
+        # Lightning hands on each micro-batch's loss divided by accumulate_grad_batches, so
+        # the update's loss (the mean over its micro-batches, as on every backend) is the sum.
+        value = self._pending[0] if len(self._pending) == 1 else torch.stack(self._pending).sum()
         self._pending = []
         self._window.append(value)
         self._window_steps.append(step)
@@ -159,7 +168,10 @@ class Bridge(pl.Callback):
         if self.evaluate is not None and (
             final or (every and step % every == 0) or state.should_stop
         ):
-            metrics = {f"val_{k}": float(v) for k, v in self.evaluate(self.net).items()}
+            averaged = self.ema.swapped_into(self.net) if self.ema else contextlib.nullcontext()
+            with averaged:
+                val_values = self.evaluate(self.net)
+            metrics = {f"val_{k}": float(v) for k, v in val_values.items()}
             runner.eval_end(state, metrics)
         if signal is None and self._world == 1 and self.signals is not None:
             signal = self.signals.received  # e.g. SIGTERM during the callbacks above
@@ -200,6 +212,7 @@ class Bridge(pl.Callback):
                 _to_cpu(trainer.optimizers[0].state_dict()),
                 scheduler,
                 meta,
+                ema=self.ema.state_dict() if self.ema is not None else None,
             )
         self.last_checkpoint = step
 

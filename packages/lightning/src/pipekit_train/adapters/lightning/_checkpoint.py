@@ -5,6 +5,7 @@ of plain data (loadable with ``torch.load(weights_only=True)``)::
 
     {"format": "pipekit-lightning", "version": 1, "step": int,
      "module": the nn.Module's state_dict, "optimizer": ..., "scheduler": ... or None,
+     "ema": the averaged parameters (name -> tensor) with ema_decay, else None,
      "meta": JSON text: the CallbackRunner's checkpoint_meta, the fingerprint and
              the data position {"position": batches consumed}}
 
@@ -50,6 +51,7 @@ class Saved:
     scheduler: dict[str, Any] | None
     meta: dict[str, Any]
     path: Path
+    ema: dict[str, Any] | None = None
 
 
 class CheckpointStore:
@@ -92,6 +94,7 @@ class CheckpointStore:
         optimizer: dict[str, Any] | None,
         scheduler: dict[str, Any] | None,
         meta: dict[str, Any],
+        ema: dict[str, Any] | None = None,
     ) -> Path:
         """Write one checkpoint atomically, then drop the oldest beyond ``keep_last``."""
         payload = {
@@ -101,6 +104,7 @@ class CheckpointStore:
             "module": module,
             "optimizer": optimizer,
             "scheduler": scheduler,
+            "ema": ema,
             "meta": json.dumps(meta, sort_keys=True),
         }
         fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=".pt", dir=self.dir)
@@ -133,6 +137,7 @@ class CheckpointStore:
             scheduler=data.get("scheduler"),
             meta=json.loads(data["meta"]),
             path=p,
+            ema=data.get("ema"),
         )
 
     def newest(self) -> Saved | None:

@@ -15,6 +15,11 @@ sampler hands indices to workers in order and the loader returns them in order).
 Under DDP with ``W`` processes, rank ``r`` reads the ``r``-th contiguous slice
 of ``B // W`` rows of each *global* batch, so the data order and the averaged
 gradient do not depend on the process count.
+
+With gradient accumulation (``accumulate`` micro-batches per optimiser step) one
+*update* reads one batch of ``accumulate * B`` rows of that order and micro-batch ``j``
+is its rows ``j::accumulate`` — the Equinox and Keras backends' layout — so
+``B=32, accumulate=4`` reads, per update, exactly the rows of ``B=128``.
 """
 
 from __future__ import annotations
@@ -100,7 +105,12 @@ def to_tensors(batch: Arrays) -> dict[str, torch.Tensor]:
 
 
 class StepBatches(torch.utils.data.Dataset):
-    """Map-style dataset: item ``k`` is global batch ``start + k`` (this rank's rows of it)."""
+    """Map-style dataset: item ``k`` is global micro-batch ``start + k`` (this rank's rows).
+
+    Micro-batch ``i`` is rows ``i % accumulate :: accumulate`` of update batch
+    ``i // accumulate`` (``accumulate * batch_size`` rows); with ``accumulate=1`` it is
+    simply global batch ``i``.
+    """
 
     def __init__(
         self,
@@ -112,16 +122,21 @@ class StepBatches(torch.utils.data.Dataset):
         count: int,
         rank: int = 0,
         world_size: int = 1,
+        accumulate: int = 1,
     ) -> None:
         self.data = data
         self.n = int(next(iter(data.values())).shape[0])
         self.batch_size = int(batch_size)
-        if self.n < self.batch_size:
+        self.accumulate = int(accumulate)
+        self.update_rows = self.batch_size * self.accumulate
+        if self.n < self.update_rows:
             raise DataError(
                 f"TrainingLoop.dataset has {self.n} examples, fewer than batch_size "
-                f"{self.batch_size}; lower batch_size or give more data"
+                f"{self.batch_size}"
+                + (f" x {self.accumulate} accumulated micro-batches" if self.accumulate > 1 else "")
+                + "; lower batch_size or give more data"
             )
-        self.steps_per_epoch = self.n // self.batch_size
+        self.steps_per_epoch = self.n // self.update_rows
         self.seed = int(seed)
         self.start = int(start)
         self.count = int(count)
@@ -140,9 +155,11 @@ class StepBatches(torch.utils.data.Dataset):
         return self._perm[1]
 
     def global_indices(self, index: int) -> np.ndarray:
-        """Row indices of global batch ``index`` (all ranks together)."""
-        epoch, j = divmod(int(index), self.steps_per_epoch)
-        return self.permutation(epoch)[j * self.batch_size : (j + 1) * self.batch_size]
+        """Row indices of global micro-batch ``index`` (all ranks together)."""
+        update, micro = divmod(int(index), self.accumulate)
+        epoch, j = divmod(update, self.steps_per_epoch)
+        rows = self.permutation(epoch)[j * self.update_rows : (j + 1) * self.update_rows]
+        return rows if self.accumulate == 1 else rows[micro :: self.accumulate]
 
     def __getitem__(self, k: int) -> dict[str, torch.Tensor]:
         rows = self.global_indices(self.start + int(k))

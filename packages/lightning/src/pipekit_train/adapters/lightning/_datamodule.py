@@ -31,6 +31,7 @@ class StepDataModule(pl.LightningDataModule):
         start: int,
         count: int,
         num_workers: int,
+        accumulate: int = 1,
     ) -> None:
         super().__init__()
         self.data = data
@@ -39,6 +40,7 @@ class StepDataModule(pl.LightningDataModule):
         self.start = start
         self.count = count
         self.num_workers = num_workers
+        self.accumulate = accumulate
 
     def train_dataloader(self) -> torch.utils.data.DataLoader:
         world = self.trainer.world_size if self.trainer is not None else 1
@@ -57,6 +59,7 @@ class StepDataModule(pl.LightningDataModule):
             count=self.count,
             rank=rank,
             world_size=world,
+            accumulate=self.accumulate,
         )
         return torch.utils.data.DataLoader(
             dataset,

@@ -3,7 +3,8 @@
 ``accumulate_steps`` → ``accumulate_grad_batches`` (Lightning's ``max_steps`` counts
 optimiser steps, as the loop's does) and ``precision`` → Lightning's precision
 plugin (``"bfloat16"`` → ``"bf16-true"``, ``"mixed-bfloat16"`` → ``"bf16-mixed"``).
-``ema_decay`` has no mapping yet and is refused by name. Giving the same setting
+``ema_decay`` is pipekit's own average (``_ema.WeightEMA``, torch's EMA update), used for
+evaluation and the returned op. Giving the same setting
 both ways (a loop field and the Trainer option) must agree, else ``ConfigError``.
 """
 
@@ -38,8 +39,11 @@ def _set(options: Options, key: str, value: Any, field: str) -> None:
 
 
 def apply_loop_features(loop: Any, options: Options) -> None:
-    """Put ``accumulate_steps`` and ``precision`` into ``options.trainer``; refuse the rest."""
-    require_features(loop, supported=("accumulate_steps", "precision"), backend="lightning")
+    """Put ``accumulate_steps`` and ``precision`` into ``options.trainer`` (``ema_decay`` is
+    the bridge's); refuse a feature field this backend does not know."""
+    require_features(
+        loop, supported=("accumulate_steps", "ema_decay", "precision"), backend="lightning"
+    )
     if loop.accumulate_steps != 1:
         _set(options, "accumulate_grad_batches", int(loop.accumulate_steps), "accumulate_steps")
     if loop.precision != "float32":

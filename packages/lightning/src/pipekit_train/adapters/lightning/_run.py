@@ -19,11 +19,13 @@ from lightning.pytorch.utilities.exceptions import SIGTERMException
 from pipekit_train._signals import StopSignals
 from pipekit_train.errors import CheckpointError, ConfigError, DataError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
+from pipekit_train.loop import non_default_features
 
 from ._bridge import Bridge
 from ._checkpoint import CheckpointStore, Saved
 from ._data import Arrays, StepBatches, eval_batches, normalize_dataset
 from ._datamodule import StepDataModule
+from ._ema import WeightEMA
 from ._evaluate import make_evaluate
 from ._features import apply_loop_features
 from ._losses import resolve_loss
@@ -101,7 +103,10 @@ def fingerprint(
         backend="lightning",
         model_structure=module_structure_digest(net),
         dataset_length=dataset_length,
-        extra={"accumulate_grad_batches": accumulate} if accumulate != 1 else None,
+        extra={
+            **non_default_features(loop),
+            **({"accumulate_grad_batches": accumulate} if accumulate != 1 else {}),
+        },
     )
 
 
@@ -144,7 +149,7 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
     """Train ``loop`` with Lightning; return the trained ``TorchModelOp`` and ``backend_info``."""
     started = time.perf_counter()
     options = parse_options(loop.backend_options)
-    apply_loop_features(loop, options)  # accumulate_steps, precision; ema_decay refused
+    apply_loop_features(loop, options)  # accumulate_steps, precision (ema_decay: the bridge)
     spec = parse_spec(loop.optimizer_config, loop.max_steps)
     check_optimizer(spec)
     accumulate = options.accumulate
@@ -169,7 +174,7 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
 
     train = normalize_dataset(loop.dataset, "TrainingLoop.dataset")
     n = int(next(iter(train.values())).shape[0])
-    first = StepBatches(train, loop.batch_size, loop.seed, count=1)[0]
+    first = StepBatches(train, loop.batch_size, loop.seed, count=1, accumulate=accumulate)[0]
     val: Arrays | None = None
     if loop.val_dataset is not None:
         val = normalize_dataset(loop.val_dataset, "TrainingLoop.val_dataset")
@@ -196,6 +201,11 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
         if saved is not None:
             _restore_module(net, saved)
     start = saved.step if saved is not None else 0
+    ema: WeightEMA | None = None
+    if loop.ema_decay is not None:  # starts at the (restored) weights, or the checkpoint's
+        ema = WeightEMA(net, loop.ema_decay)
+        if saved is not None and saved.ema is not None:
+            ema.load_state_dict(saved.ema, str(saved.path))
 
     if schedule is not None:
         lr_at = schedule
@@ -212,6 +222,7 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
         evaluate=evaluate,
         lr_at=lr_at,
         accumulate=accumulate,
+        ema=ema,
     )
     state = bridge.state
     interrupted: str | None = None
@@ -228,6 +239,7 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
             start=start * accumulate,
             count=(loop.max_steps - start) * accumulate,
             num_workers=options.num_workers,
+            accumulate=accumulate,
         )
         with StopSignals() as signals:
             bridge.signals = signals
@@ -260,6 +272,11 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
         "final_metrics": dict(state.metrics),
         "stop_reason": state.stop_reason,
         "interrupted": interrupted,
+        "features": {
+            "accumulate_steps": int(loop.accumulate_steps),
+            "ema_decay": loop.ema_decay,
+            "precision": loop.precision,
+        },
         "total_seconds": time.perf_counter() - started,
         "train_seconds": bridge.train_seconds,
         "steps_per_second": (
@@ -269,5 +286,7 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
     }
     runner.run_end(state, info)
     net = net.cpu()
+    if ema is not None:  # the trained op holds the average; the checkpoint the last iterate
+        ema.copy_into(net)
     trained = op.with_module(net) if op is not None else TorchModelOp(net)
     return trained, info
