@@ -20,6 +20,7 @@ from pipekit_train.adapters.bayes import (
     warn_unused_fields,
 )
 from pipekit_train.driver import run_driver
+from pipekit_train.errors import ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.loop import require_features
 
@@ -143,6 +144,13 @@ def _run(
     if sg:
         from pipekit_train.jax.data import BatchIterator, BatchSource
 
+        n = int(np.shape(x)[0])
+        if loop.batch_size > n:
+            raise ConfigError(
+                f"TrainingLoop.batch_size ({loop.batch_size}) is larger than the dataset's {n} "
+                f"rows: {options.sampler}'s minibatches are drawn from it; use batch_size <= {n}",
+                field="batch_size",
+            )
         rows = {"x": x} if y is None else {"x": x, "y": y}
         data = BatchIterator(BatchSource(rows, loop.batch_size, loop.seed, shuffle=options.shuffle))
     counts = task.counts()
