@@ -56,15 +56,19 @@ def build_sampler_program(
     carry = _strong(sampler.carry)
     collect = {p.name for p in sampler.phases if p.collect}
 
+    one_chain = jax.tree_util.tree_leaves(carry)[0].shape[0] == 1
+
     def wrap(step: Any, keep: bool) -> Any:
         def run(c: Any, batch: Any, key: Any) -> tuple[Any, ...]:
-            new, metrics, position = step(c, batch, key)
+            new, stats, position = step(c, batch, key)
+            # One chain: scalar metrics per step, as the metric writers expect.
+            metrics = {k: v[0] for k, v in stats.items()} if one_chain else stats
             if not keep:
                 return new, metrics
             draws = jax.vmap(postprocess)(position)
             outputs = {f"{SAMPLE_PREFIX}{k}": v for k, v in draws.items()}
-            if "diverging" in metrics:
-                outputs["diverging"] = metrics["diverging"]
+            if "diverging" in stats:
+                outputs["diverging"] = stats["diverging"]
             return new, metrics, outputs
 
         return run
