@@ -108,6 +108,7 @@ def mclmc(
     phases = [Phase("warmup", 1, collect=False)] if num_warmup else []
     phases.append(Phase("sampling", num_samples, collect=True))
     return Sampler(
+        num_chains=num_chains,
         carry=carry,
         phases=phases,
         steps={"warmup": tune, "sampling": sample},

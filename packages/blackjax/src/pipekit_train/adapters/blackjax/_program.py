@@ -56,7 +56,7 @@ def build_sampler_program(
     carry = _strong(sampler.carry)
     collect = {p.name for p in sampler.phases if p.collect}
 
-    one_chain = jax.tree_util.tree_leaves(carry)[0].shape[0] == 1
+    one_chain = sampler.num_chains == 1
 
     def wrap(step: Any, keep: bool) -> Any:
         def run(c: Any, batch: Any, key: Any) -> tuple[Any, ...]:

@@ -32,8 +32,10 @@ class Sampler:
         steps: phase name → its step function.
         step_meaning: what one driver step is, for ``backend_info`` and the docs.
         uses_batches: whether the steps read minibatches from the driver's data stream.
+        num_chains: the chains, vmapped in every step.
     """
 
+    num_chains: int
     carry: Any
     phases: list[Phase]
     steps: dict[str, StepFn]

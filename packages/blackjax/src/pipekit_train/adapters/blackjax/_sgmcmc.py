@@ -62,6 +62,7 @@ def sgmcmc(
     phases = [Phase("warmup", num_warmup, collect=False)] if num_warmup else []
     phases.append(Phase("sampling", num_samples, collect=True))
     return Sampler(
+        num_chains=num_chains,
         carry=carry,
         phases=phases,
         steps={"warmup": step, "sampling": step},
