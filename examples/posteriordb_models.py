@@ -234,7 +234,9 @@ def mcmc_loop(name: str, *, seed: int = 0) -> Any:
     )
 
 
-def blackjax_loop(name: str, sampler: str = "nuts", *, seed: int = 0, num_samples: int = 1000) -> Any:
+def blackjax_loop(
+    name: str, sampler: str = "nuts", *, seed: int = 0, num_samples: int = 1000
+) -> Any:
     """The ``blackjax`` backend on posterior ``name``: the same NumPyro model, data, chains,
     float64 and sampler settings as :func:`mcmc_loop` (``init_values`` has no BlackJAX
     counterpart and is dropped; ``nuts`` / ``hmc`` take ``target_accept`` and ``dense_mass``)."""

@@ -99,7 +99,9 @@ def compilation_cache_dir() -> str:
     return _CACHE_DIR
 
 
-def loop_for(task: Any, sampler: str = "nuts", *, options: dict[str, Any] | None = None, **kw: Any) -> TrainingLoop:
+def loop_for(
+    task: Any, sampler: str = "nuts", *, options: dict[str, Any] | None = None, **kw: Any
+) -> TrainingLoop:
     """A blackjax loop on ``task`` with the shared compilation cache."""
     opts = {"sampler": sampler, "compilation_cache": compilation_cache_dir(), **(options or {})}
     # A raw log density closes over its own data; core still asks every loop for a dataset.

@@ -49,13 +49,22 @@ def main() -> None:
     if sampler == "nuts":
         x, y = pdb.load_data("eight_schools-eight_schools_noncentered")
         task = NumpyroTask(model=pdb.eight_schools, num_warmup=30, num_samples=30, num_chains=2)
-        loop = loop_for(task, "nuts", options={**options, "target_accept": 0.9}, dataset=(x, y), **common)
+        loop = loop_for(
+            task, "nuts", options={**options, "target_accept": 0.9}, dataset=(x, y), **common
+        )
     elif sampler == "mclmc":
-        loop = loop_for(gauss_task(num_warmup=40, num_samples=30, num_chains=2), "mclmc", options=options, **common)
+        loop = loop_for(
+            gauss_task(num_warmup=40, num_samples=30, num_chains=2),
+            "mclmc",
+            options=options,
+            **common,
+        )
     else:
         task = regression_task(num_samples=30, num_chains=2)
         opts = {**options, "step_size": 1e-3, "step_size_power": 0.3}
-        loop = loop_for(task, "sgld", options=opts, dataset=regression_data(), batch_size=16, **common)
+        loop = loop_for(
+            task, "sgld", options=opts, dataset=regression_data(), batch_size=16, **common
+        )
     op, info = loop.run()
     if info["interrupted"] is None:
         np.savez(out, **op.samples_by_chain)

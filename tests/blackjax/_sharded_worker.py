@@ -19,11 +19,13 @@ def main() -> None:
     out, seen = {}, set()
     for warmup in (0, 3):
         task = gauss_task(num_warmup=warmup, num_samples=20, num_chains=4)
-        op, info = loop_for(task, "nuts", options={"steps_per_call": 10}, log_every_n_steps=10).run()
+        op, info = loop_for(
+            task, "nuts", options={"steps_per_call": 10}, log_every_n_steps=10
+        ).run()
         out[f"warmup{warmup}"] = op.samples_by_chain["position"]
         seen.add((info["chain_devices"], len(info["devices"])))
     np.savez(sys.argv[1], **out)
-    (chain_devices, devices), = seen
+    ((chain_devices, devices),) = seen
     print(json.dumps({"chain_devices": chain_devices, "devices": devices}))
 
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _bjx_helpers import gauss_logdensity, gauss_task, loop_for, pdb, regression_data, regression_task
+from _bjx_helpers import (
+    gauss_logdensity,
+    gauss_task,
+    loop_for,
+    pdb,
+    regression_data,
+    regression_task,
+)
 
 from pipekit_train.adapters.bayes import NumpyroTask
 from pipekit_train.adapters.blackjax import SAMPLERS, BlackjaxTask
@@ -92,15 +99,25 @@ def test_unknown_sampler_lists_the_valid_ones(no_compile) -> None:
 
 def test_parameter_of_another_sampler(no_compile) -> None:
     opts = {"num_integration_steps": 5}
-    _raises(loop_for(gauss_task(), "nuts", options=opts), "backend_options.num_integration_steps",
-            "not a parameter of sampler 'nuts'", "hmc")
-    _raises(loop_for(gauss_task(), "mclmc", options={"target_accept": 0.9}),
-            "backend_options.target_accept", "nuts")
+    _raises(
+        loop_for(gauss_task(), "nuts", options=opts),
+        "backend_options.num_integration_steps",
+        "not a parameter of sampler 'nuts'",
+        "hmc",
+    )
+    _raises(
+        loop_for(gauss_task(), "mclmc", options={"target_accept": 0.9}),
+        "backend_options.target_accept",
+        "nuts",
+    )
 
 
 def test_bad_parameter_value(no_compile) -> None:
-    _raises(loop_for(gauss_task(), "nuts", options={"target_accept": 1.5}),
-            "backend_options.target_accept", "(0, 1)")
+    _raises(
+        loop_for(gauss_task(), "nuts", options={"target_accept": 1.5}),
+        "backend_options.target_accept",
+        "(0, 1)",
+    )
 
 
 def test_init_position_that_does_not_fit_logdensity_fn(no_compile) -> None:

@@ -20,11 +20,20 @@ HERE = Path(__file__).parent
 
 
 def _run(out: Path, devices: int) -> dict:
-    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(HERE),
-               PIPEKIT_BJX_CACHE=compilation_cache_dir())
+    env = dict(
+        os.environ,
+        JAX_PLATFORMS="cpu",
+        PYTHONPATH=str(HERE),
+        PIPEKIT_BJX_CACHE=compilation_cache_dir(),
+    )
     env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
-    proc = subprocess.run([sys.executable, str(HERE / "_sharded_worker.py"), str(out)],
-                          capture_output=True, text=True, timeout=600, env=env)
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "_sharded_worker.py"), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 

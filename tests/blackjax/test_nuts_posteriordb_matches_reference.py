@@ -35,8 +35,11 @@ def test_nuts_matches_reference(name: str) -> None:
         warnings.simplefilter("ignore")
         op, info = pdb.blackjax_loop(name).run()
     rows = criterion(op.samples_by_chain, name)
-    print(json.dumps({"posterior": name, "seconds": round(time.perf_counter() - started, 1),
-                      "rows": rows}))
+    print(
+        json.dumps(
+            {"posterior": name, "seconds": round(time.perf_counter() - started, 1), "rows": rows}
+        )
+    )
     assert info["sampler"] == "nuts" and info["x64"]
     for r in rows:
         assert r["z"] < 4, r

@@ -24,9 +24,14 @@ class Windows(Callback):
 
 def _run(sampler: str, tmp: Path) -> tuple[Windows, dict]:
     rec = Windows()
-    loop = loop_for(gauss_task(num_warmup=20, num_samples=20, num_chains=2), sampler,
-                    options={"steps_per_call": 10}, log_every_n_steps=5, callbacks=[rec],
-                    metric_writer=f"jsonl:{tmp / sampler}.jsonl")
+    loop = loop_for(
+        gauss_task(num_warmup=20, num_samples=20, num_chains=2),
+        sampler,
+        options={"steps_per_call": 10},
+        log_every_n_steps=5,
+        callbacks=[rec],
+        metric_writer=f"jsonl:{tmp / sampler}.jsonl",
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _, info = loop.run()
@@ -37,12 +42,21 @@ def test_nuts_streams_its_transition_info(tmp_path: Path) -> None:
     rec, info = _run("nuts", tmp_path)
     assert [s for s, _, _ in rec.seen] == [5, 10, 15, 20, 25, 30, 35, 40]
     assert {p for _, p, _ in rec.seen} == {"warmup", "sampling"}
-    names = {"acceptance_rate", "diverging", "energy", "step_size", "num_integration_steps", "tree_depth"}
+    names = {
+        "acceptance_rate",
+        "diverging",
+        "energy",
+        "step_size",
+        "num_integration_steps",
+        "tree_depth",
+    }
     for _, _, window in rec.seen:
         assert set(window) == names
         for values in window.values():
             assert len(values) == 5 and np.shape(values[0]) == (2,)  # five steps, two chains
-    rows = [json.loads(line) for p in tmp_path.rglob("*.jsonl") for line in p.read_text().splitlines()]
+    rows = [
+        json.loads(line) for p in tmp_path.rglob("*.jsonl") for line in p.read_text().splitlines()
+    ]
     assert any("acceptance_rate" in json.dumps(r) for r in rows)
     # Sampling uses the adapted step size, the same at every draw.
     last = rec.seen[-1][2]["step_size"]

@@ -26,7 +26,9 @@ def test_raw_task_samples_predicts_saves_and_loads(tmp_path: Path) -> None:
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        op, info = loop_for(task, "nuts", options={"steps_per_call": 100}, log_every_n_steps=100).run()
+        op, info = loop_for(
+            task, "nuts", options={"steps_per_call": 100}, log_every_n_steps=100
+        ).run()
     draws = op.samples["position"]
     assert draws.shape == (600, 3)
     np.testing.assert_allclose(draws.mean(0), [1.0, -1.0, 0.5], atol=0.35)
@@ -36,7 +38,9 @@ def test_raw_task_samples_predicts_saves_and_loads(tmp_path: Path) -> None:
     pred = np.asarray(op(x))
     assert pred.shape == (3,)
     assert np.asarray(op(x, draws=True)).shape == (100, 3)
-    np.testing.assert_allclose(pred, draws[np.linspace(0, 599, 100).round().astype(int)].mean(0), rtol=1e-5)
+    np.testing.assert_allclose(
+        pred, draws[np.linspace(0, 599, 100).round().astype(int)].mean(0), rtol=1e-5
+    )
     op.save(tmp_path / "op")
     back = NumpyroPredictiveOp.load(tmp_path / "op")
     np.testing.assert_array_equal(np.asarray(back(x)), pred)

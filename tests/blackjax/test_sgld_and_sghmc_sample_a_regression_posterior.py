@@ -30,8 +30,14 @@ def _analytic() -> tuple[np.ndarray, np.ndarray]:
 )
 def test_minibatch_sampler_recovers_the_posterior(sampler: str, options: dict) -> None:
     task = regression_task(num_warmup=100, num_samples=300, num_chains=2)
-    loop = loop_for(task, sampler, options={"steps_per_call": 50, **options}, dataset=(X, Y),
-                    batch_size=16, log_every_n_steps=50)
+    loop = loop_for(
+        task,
+        sampler,
+        options={"steps_per_call": 50, **options},
+        dataset=(X, Y),
+        batch_size=16,
+        log_every_n_steps=50,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         op, info = loop.run()

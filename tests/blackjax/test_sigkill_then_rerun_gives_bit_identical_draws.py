@@ -24,7 +24,10 @@ TOTAL = {"nuts": 60, "mclmc": 31, "sgld": 50}
 
 def _run(tmp: Path, out: str, sampler: str, k: int, kill_at: int, hook: str):
     env = dict(
-        os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(HERE), PIPEKIT_BJX_CACHE=compilation_cache_dir()
+        os.environ,
+        JAX_PLATFORMS="cpu",
+        PYTHONPATH=str(HERE),
+        PIPEKIT_BJX_CACHE=compilation_cache_dir(),
     )
     args = [str(tmp / "ckpt"), str(tmp / out), sampler, str(k), str(kill_at), hook]
     return subprocess.run(

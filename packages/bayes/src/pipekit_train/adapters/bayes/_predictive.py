@@ -168,9 +168,9 @@ class NumpyroPredictiveOp:
                 "BlackjaxTask(predict_fn=...) (predict_fn(params, x)) for a raw log density",
                 field="task.predict_fn",
             )
-        params = {k: jnp.asarray(v) for k, v in self._thinned().items()}
-        if set(params) == {"position"}:
-            params = params["position"]  # a raw array position, as the user's function saw it
+        sites = {k: jnp.asarray(v) for k, v in self._thinned().items()}
+        # A raw array position is passed as the array itself, as the user's function saw it.
+        params: Any = sites["position"] if set(sites) == {"position"} else sites
         fn = self.predict_fn
         return jax.jit(lambda key, x: jax.vmap(lambda p: fn(p, x))(params))
 

@@ -32,7 +32,7 @@ def _adaptation(dense: bool, target: float) -> tuple[Any, Any, Any]:
         # base() is deprecated in favour of the one-call run(); it is the only public
         # form of the per-step update (pinned: blackjax < 1.8, see docs/decisions.md).
         warnings.simplefilter("ignore", DeprecationWarning)
-        return window_adaptation.base(not dense, target_acceptance_rate=target)  # type: ignore[no-any-return]
+        return window_adaptation.base(not dense, target_acceptance_rate=target)
 
 
 def hmc_family(
@@ -71,7 +71,7 @@ def hmc_family(
     schedule = build_schedule(num_warmup) if num_warmup > 0 else None
 
     def move(key: Any, state: Any, step_size: Any, imm: Any) -> tuple[Any, Any]:
-        return kernel(key, state, logdensity_fn, step_size, imm, **extra)  # type: ignore[no-any-return]
+        return kernel(key, state, logdensity_fn, step_size, imm, **extra)
 
     def stats(info: Any, step_size: Any) -> dict[str, Any]:
         out = {

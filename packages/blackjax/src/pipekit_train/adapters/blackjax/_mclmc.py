@@ -88,7 +88,7 @@ def mclmc(
 
     def sample(carry: dict[str, Any], batch: Any, key: Any) -> tuple[Any, ...]:
         def one_chain(k: Any, state: Any, L: Any, eps: Any, imm: Any) -> tuple[Any, Any]:
-            return kernel(k, state, logdensity_fn, imm, L, eps)  # type: ignore[no-any-return]
+            return kernel(k, state, logdensity_fn, imm, L, eps)
 
         state, info = jax.vmap(one_chain)(
             jax.random.split(key, num_chains),

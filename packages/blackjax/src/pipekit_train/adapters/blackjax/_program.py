@@ -16,13 +16,12 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from pipekit_train.adapters.bayes import SAMPLE_PREFIX
 from pipekit_train.jax.program import Program, build_program
 
 from ._sampler import Sampler
 
-__all__ = ["build_sampler_program", "chain_mesh", "SAMPLE_PREFIX"]
-
-SAMPLE_PREFIX = "sample__"
+__all__ = ["build_sampler_program", "chain_mesh"]
 
 
 def _strong(tree: Any) -> Any:
@@ -58,18 +57,20 @@ def build_sampler_program(
 
     one_chain = sampler.num_chains == 1
 
+    def drop(tree: dict[str, Any]) -> dict[str, Any]:
+        # One chain: no chain axis (scalar metrics per step, the bayes trace layout).
+        return {k: v[0] for k, v in tree.items()} if one_chain else tree
+
     def wrap(step: Any, keep: bool) -> Any:
         def run(c: Any, batch: Any, key: Any) -> tuple[Any, ...]:
             new, stats, position = step(c, batch, key)
-            # One chain: scalar metrics per step, as the metric writers expect.
-            metrics = {k: v[0] for k, v in stats.items()} if one_chain else stats
             if not keep:
-                return new, metrics
+                return new, drop(stats)
             draws = jax.vmap(postprocess)(position)
             outputs = {f"{SAMPLE_PREFIX}{k}": v for k, v in draws.items()}
             if "diverging" in stats:
                 outputs["diverging"] = stats["diverging"]
-            return new, metrics, outputs
+            return new, drop(stats), drop(outputs)
 
         return run
 

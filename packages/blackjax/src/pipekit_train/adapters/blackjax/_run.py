@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 import numpy as np
 
 from pipekit_train.adapters.bayes import (
     NumpyroPredictiveOp,
     diagnostics,
+    draws_by_chain,
     full_data,
     library_versions,
     model_import_string,
@@ -25,7 +27,6 @@ from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.loop import require_features
 
 from ._options import BlackjaxOptions, parse_options
-from ._program import SAMPLE_PREFIX
 from ._sampler import Sampler
 from ._target import SG_SAMPLERS, Target, build_target, check_target
 from ._task import BlackjaxTask, as_blackjax_task
@@ -74,14 +75,6 @@ def _fingerprint(
     )
 
 
-def _by_chain(trace: dict[str, Any]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Trace arrays ``(draws, chains, …)`` → samples and stats ``(chains, draws, …)``."""
-    swap = lambda a: np.swapaxes(np.asarray(a), 0, 1)  # noqa: E731
-    samples = {k[len(SAMPLE_PREFIX) :]: swap(v) for k, v in trace.items() if k.startswith(SAMPLE_PREFIX)}
-    stats = {k: swap(v) for k, v in trace.items() if k == "diverging"}
-    return samples, stats
-
-
 def _sampler(options: BlackjaxOptions, target: Target, counts: Any, init_key: Any) -> Sampler:
     from ._hmc import hmc_family
     from ._mclmc import mclmc
@@ -111,7 +104,9 @@ def run(loop: Any) -> tuple[NumpyroPredictiveOp | None, dict[str, Any]]:
     use_compilation_cache(options.compilation_cache)
     task = as_blackjax_task(loop)
     sg = options.sampler in SG_SAMPLERS
-    ignored = ("max_steps", "optimizer_config") if sg else ("max_steps", "batch_size", "optimizer_config")
+    ignored = (
+        ("max_steps", "optimizer_config") if sg else ("max_steps", "batch_size", "optimizer_config")
+    )
     unused = warn_unused_fields(loop, BACKEND, ignored)
     with precision(options.x64):
         return _run(loop, task, options, unused, started)
@@ -174,7 +169,7 @@ def _run(
         is_primary=jax.process_index() == 0,
         rng=program.base_key,
     )
-    samples, stats = _by_chain(result.trace)
+    samples, stats = draws_by_chain(result.trace, counts[2])
     op, diag, msgs = None, None, []
     if samples and next(iter(samples.values())).shape[1] > 0:
         diag = diagnostics(samples, stats.get("diverging"))
@@ -210,7 +205,7 @@ def _predictive_op(
     nt = task.numpyro_task
     if nt is not None:
         return NumpyroPredictiveOp(
-            nt.model,
+            cast(Callable[..., Any], nt.model),
             samples,
             predictive_site=nt.predictive_site,
             predictive_samples=nt.predictive_samples,

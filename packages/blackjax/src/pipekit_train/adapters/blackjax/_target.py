@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -158,8 +158,11 @@ def build_target(
     nt = task.numpyro_task
     if nt is not None:
         bridge = log_density_from_model(
-            nt.model, jnp.asarray(x), None if y is None else jnp.asarray(y),
-            rng_key=init_key, num_chains=num_chains,
+            cast(Callable[..., Any], nt.model),
+            jnp.asarray(x),
+            None if y is None else jnp.asarray(y),
+            rng_key=init_key,
+            num_chains=num_chains,
         )
         return Target(bridge.init_position, bridge.logdensity_fn, None, bridge.postprocess_fn)
     grad_fn = None

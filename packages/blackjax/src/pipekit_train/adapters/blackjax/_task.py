@@ -18,7 +18,6 @@ YAML file can build the task (``pkgutil.resolve_name``, the code the user named)
 from __future__ import annotations
 
 import pkgutil
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,11 +73,12 @@ class BlackjaxTask:
         predictive_samples: draws the predictive op averages over (raw path).
     """
 
-    logdensity_fn: Callable[[Any], Any] | str | None = None
+    # Callables, or import strings resolved to callables in __post_init__.
+    logdensity_fn: Any = None
     init_position: Any = None
-    predict_fn: Callable[[Any, Any], Any] | str | None = None
-    logprior_fn: Callable[[Any], Any] | str | None = None
-    loglik_fn: Callable[[Any, Any], Any] | str | None = None
+    predict_fn: Any = None
+    logprior_fn: Any = None
+    loglik_fn: Any = None
     numpyro_task: NumpyroTask | None = None
     num_warmup: int | None = None
     num_samples: int | None = None
