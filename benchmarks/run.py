@@ -27,13 +27,14 @@ from pathlib import Path  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _bayes_cases  # noqa: E402
+import _blackjax_cases  # noqa: E402
 import _cases  # noqa: E402
 from _cases import Row, Settings  # noqa: E402
 from _common import digits  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
-ALL_CASES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13")
+ALL_CASES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14")
 
 #: What bounds a case that is below its target, found by profiling (py-spy, and timing the
 #: pieces) on the 2-core development machine; printed under the table for each case below
@@ -267,6 +268,10 @@ def main(argv: list[str] | None = None) -> int:
     if "13" in cases:
         section("case 13: lightning backend vs plain Lightning and a plain torch loop")
         rows += [r for r in _cases.case_lightning(data, s)]
+    if "14" in cases:
+        section("cases 14-14c: blackjax NUTS vs raw BlackJAX loops")
+        rows += _blackjax_cases.case_backend_vs_raw_nuts(s)
+        rows += _blackjax_cases.case_whole_run(s)
     sweep = None
     if not args.no_sweep:
         section("steps_per_call sweep")

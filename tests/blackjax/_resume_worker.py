@@ -15,29 +15,15 @@ Otherwise it writes the draws to OUT_NPZ and prints backend_info's summary as JS
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sys
 import warnings
 
 import numpy as np
 from _bjx_helpers import gauss_task, loop_for, pdb, regression_data, regression_task
+from resume_killer import Killer
 
-from pipekit_train import Callback, Checkpoint
+from pipekit_train import Checkpoint
 from pipekit_train.adapters.bayes import NumpyroTask
-
-
-class Killer(Callback):
-    def __init__(self, kill_at: int, hook: str) -> None:
-        self.kill_at, self.hook = kill_at, hook
-
-    def on_step_end(self, loop, state) -> None:
-        if state.step == self.kill_at and self.hook == "step":
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    def on_checkpoint(self, loop, state, step) -> None:
-        if step == self.kill_at and self.hook == "checkpoint":
-            os.kill(os.getpid(), signal.SIGKILL)
 
 
 def main() -> None:

@@ -178,7 +178,8 @@ class NumpyroPredictiveOp:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the draws (npz) and ``op.json`` to the directory ``path``."""
         if self.model is None:
-            return self._save_raw(Path(path))
+            self._write(Path(path), {"model": None, "predict_fn": self._predict_fn_ref()})
+            return
         ref = self.model_ref or model_import_string(self.model)
         if ref is None:
             raise ConfigError(
@@ -197,33 +198,23 @@ class NumpyroPredictiveOp:
                 "not JSON values; bind only numbers, strings, lists or dicts",
                 field="model",
             ) from exc
-        out = Path(path)
-        out.mkdir(parents=True, exist_ok=True)
-        np.savez(out / SAMPLES_FILE, **self._by_chain)  # type: ignore[arg-type]
-        if self.sample_stats:
-            np.savez(out / STATS_FILE, **self.sample_stats)  # type: ignore[arg-type]
-        meta = {
-            "format_version": FORMAT_VERSION,
-            "op_class": "pipekit_train.adapters.bayes:NumpyroPredictiveOp",
-            "model": ref,
-            "model_kwargs": kwargs_json,
-            "predictive_site": self.predictive_site,
-            "predictive_samples": self.predictive_samples,
-            "seed": self.seed,
-            "sites": {k: [list(v.shape), str(v.dtype)] for k, v in self._by_chain.items()},
-            "versions": _versions(),
-        }
-        (out / META_FILE).write_text(json.dumps(meta, indent=2))
+        self._write(Path(path), {"model": ref, "model_kwargs": kwargs_json})
 
-    def _save_raw(self, out: Path) -> None:
-        """The raw path's layout: ``predict_fn``'s import string instead of a model's."""
-        ref = None if self.predict_fn is None else model_import_string(self.predict_fn)
-        if self.predict_fn is not None and ref is None:
+    def _predict_fn_ref(self) -> str | None:
+        """The raw path's ``predict_fn`` as an import string (``None`` without one)."""
+        if self.predict_fn is None:
+            return None
+        ref = model_import_string(self.predict_fn)
+        if ref is None:
             raise ConfigError(
                 "NumpyroPredictiveOp.save: predict_fn cannot be named by an import string; "
                 "define it at module level in an importable module",
                 field="task.predict_fn",
             )
+        return ref
+
+    def _write(self, out: Path, source: dict[str, Any]) -> None:
+        """The saved layout; ``source`` names what predicts (the model, or ``predict_fn``)."""
         out.mkdir(parents=True, exist_ok=True)
         np.savez(out / SAMPLES_FILE, **self._by_chain)  # type: ignore[arg-type]
         if self.sample_stats:
@@ -231,8 +222,7 @@ class NumpyroPredictiveOp:
         meta = {
             "format_version": FORMAT_VERSION,
             "op_class": "pipekit_train.adapters.bayes:NumpyroPredictiveOp",
-            "model": None,
-            "predict_fn": ref,
+            **source,
             "predictive_site": self.predictive_site,
             "predictive_samples": self.predictive_samples,
             "seed": self.seed,

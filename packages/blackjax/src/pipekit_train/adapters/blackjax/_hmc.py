@@ -20,7 +20,7 @@ import jax.numpy as jnp
 
 from pipekit_train.driver import Phase
 
-from ._sampler import Sampler
+from ._sampler import Sampler, over_chains
 
 __all__ = ["hmc_family"]
 
@@ -70,6 +70,9 @@ def hmc_family(
     }
     schedule = build_schedule(num_warmup) if num_warmup > 0 else None
 
+    def chains(fn: Any) -> Any:
+        return over_chains(fn, num_chains)
+
     def move(key: Any, state: Any, step_size: Any, imm: Any) -> tuple[Any, Any]:
         return kernel(key, state, logdensity_fn, step_size, imm, **extra)
 
@@ -88,12 +91,12 @@ def hmc_family(
     def warmup(carry: dict[str, Any], batch: Any, key: Any) -> tuple[Any, ...]:
         keys = jax.random.split(key, num_chains)
         a = carry["adapt"]
-        state, info = jax.vmap(move)(keys, carry["state"], a.step_size, a.inverse_mass_matrix)
+        state, info = chains(move)(keys, carry["state"], a.step_size, a.inverse_mass_matrix)
         stage = schedule[carry["i"]]  # type: ignore[index]
-        new_a = jax.vmap(lambda s, p, r: adapt_update(s, (stage[0], stage[1]), p, r))(
+        new_a = chains(lambda s, p, r: adapt_update(s, (stage[0], stage[1]), p, r))(
             a, state.position, info.acceptance_rate
         )
-        step_size, imm = jax.vmap(adapt_final)(new_a)
+        step_size, imm = chains(adapt_final)(new_a)
         new = {
             "state": state,
             "adapt": new_a,
@@ -107,7 +110,7 @@ def hmc_family(
     def sample(carry: dict[str, Any], batch: Any, key: Any) -> tuple[Any, ...]:
         keys = jax.random.split(key, num_chains)
         step_size = carry["step_size"]
-        state, info = jax.vmap(move)(keys, carry["state"], step_size, carry["inverse_mass_matrix"])
+        state, info = chains(move)(keys, carry["state"], step_size, carry["inverse_mass_matrix"])
         new = dict(carry, state=state, i=carry["i"] + 1)
         return new, stats(info, step_size), state.position
 

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 
 from pipekit_train.driver import Phase
 
-from ._sampler import Sampler
+from ._sampler import Sampler, over_chains
 
 __all__ = ["mclmc", "MIN_DIMENSIONS"]
 
@@ -79,7 +79,7 @@ def mclmc(
                 imm,
             )
 
-        state, (L, step_size, imm) = jax.vmap(one_chain)(
+        state, (L, step_size, imm) = over_chains(one_chain, num_chains)(
             carry["state"], jax.random.split(key, num_chains)
         )
         new = {"state": state, "L": L, "step_size": step_size, "inverse_mass_matrix": imm}
@@ -90,7 +90,7 @@ def mclmc(
         def one_chain(k: Any, state: Any, L: Any, eps: Any, imm: Any) -> tuple[Any, Any]:
             return kernel(k, state, logdensity_fn, imm, L, eps)
 
-        state, info = jax.vmap(one_chain)(
+        state, info = over_chains(one_chain, num_chains)(
             jax.random.split(key, num_chains),
             carry["state"],
             carry["L"],

@@ -153,7 +153,7 @@ def _run(
     target = build_target(task, options.sampler, x, y, counts[2], init_key)
     sampler = _sampler(options, target, counts, init_key)
     fp = _fingerprint(loop, task, options, sampler.carry, counts, x, y)
-    checkpointer = checkpointer_for(loop, fp, resume=options.resume, async_save=False)
+    checkpointer = checkpointer_for(loop, fp, resume=options.resume)
     mesh = chain_mesh(counts[2])
     program = build_sampler_program(
         sampler, target.postprocess, run_key, mesh=mesh, fixed_chunk=options.steps_per_call
@@ -170,6 +170,12 @@ def _run(
         rng=program.base_key,
     )
     samples, stats = draws_by_chain(result.trace, counts[2])
+    final = program.tree(result.carry)
+    adapted = {
+        k: np.asarray(jax.device_get(final[k])).tolist()
+        for k in ("step_size", "inverse_mass_matrix", "L")
+        if k in final
+    }
     op, diag, msgs = None, None, []
     if samples and next(iter(samples.values())).shape[1] > 0:
         diag = diagnostics(samples, stats.get("diverging"))
@@ -188,6 +194,7 @@ def _run(
         "num_samples": counts[1],
         "num_chains": counts[2],
         "phases": {p.name: p.steps for p in sampler.phases},
+        "adapted": adapted,
         "draws_collected": int(next(iter(samples.values())).shape[1]) if samples else 0,
         "diagnostics": diag,
         "divergences": diag["divergences"] if diag else None,

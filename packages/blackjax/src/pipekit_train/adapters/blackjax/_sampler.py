@@ -16,10 +16,30 @@ from typing import Any
 
 from pipekit_train.driver import Phase
 
-__all__ = ["Sampler", "StepFn"]
+__all__ = ["Sampler", "StepFn", "over_chains"]
 
 #: ``step(carry, batch, key) -> (carry, metrics, position)``; ``position`` has the chain axis.
 StepFn = Callable[[Any, Any, Any], tuple[Any, dict[str, Any], Any]]
+
+
+def over_chains(fn: Callable[..., Any], num_chains: int, in_axes: Any = 0) -> Callable[..., Any]:
+    """``fn`` of one chain applied to every chain (leading axis): ``jax.vmap``, except for a
+    single chain, whose arguments lose and whose results regain the axis — an unbatched
+    step (NUTS's while loop under ``vmap`` costs ~35 % for one chain, measured)."""
+    import jax
+
+    if num_chains > 1:
+        return jax.vmap(fn, in_axes=in_axes)
+    axes = in_axes if isinstance(in_axes, tuple) else None
+
+    def one(*args: Any) -> Any:
+        squeezed = [
+            a if axes is not None and axes[i] is None else jax.tree_util.tree_map(lambda v: v[0], a)
+            for i, a in enumerate(args)
+        ]
+        return jax.tree_util.tree_map(lambda v: v[None], fn(*squeezed))
+
+    return one
 
 
 @dataclass

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 
 from pipekit_train.driver import Phase
 
-from ._sampler import Sampler
+from ._sampler import Sampler, over_chains
 
 __all__ = ["sgmcmc"]
 
@@ -55,7 +55,9 @@ def sgmcmc(
         t = carry["i"].astype(dtype)
         eps = (base * (1.0 + t) ** (-power)).astype(dtype)
         keys = jax.random.split(key, num_chains)
-        position = jax.vmap(move, in_axes=(0, 0, None, None))(keys, carry["position"], batch, eps)
+        position = over_chains(move, num_chains, (0, 0, None, None))(
+            keys, carry["position"], batch, eps
+        )
         metrics = {"step_size": jnp.broadcast_to(eps, (num_chains,))}
         return {"position": position, "i": carry["i"] + 1}, metrics, position
 
