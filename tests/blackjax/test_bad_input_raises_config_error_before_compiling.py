@@ -94,7 +94,7 @@ def test_unknown_sampler_lists_the_valid_ones(no_compile) -> None:
     msg = _raises(loop_for(gauss_task(), "nutz"), "backend_options.sampler", "did you mean")
     for name in SAMPLERS:
         assert name in msg
-    assert set(SAMPLERS) == {"nuts", "hmc", "mclmc", "sgld", "sghmc"}
+    assert set(SAMPLERS) == {"nuts", "hmc", "mclmc", "pathfinder", "sgld", "sghmc"}
 
 
 def test_parameter_of_another_sampler(no_compile) -> None:

@@ -35,6 +35,7 @@ SAMPLER_PARAMS: dict[str, dict[str, Any]] = {
         "frac_tune2": 0.1,
         "frac_tune3": 0.1,
     },
+    "pathfinder": {"maxiter": 30, "maxcor": 10, "num_elbo_samples": 200},
     "sgld": {"step_size": 1e-3, "step_size_power": 0.0, "temperature": 1.0},
     "sghmc": {
         "step_size": 1e-3,
@@ -56,7 +57,14 @@ COMMON: dict[str, Any] = {
 }
 _POSITIVE = {"step_size", "desired_energy_var", "temperature"}
 _FRACTIONS = {"frac_tune1", "frac_tune2", "frac_tune3"}
-_INTS = {"max_num_doublings", "num_integration_steps", "steps_per_call"}
+_INTS = {
+    "max_num_doublings",
+    "num_integration_steps",
+    "steps_per_call",
+    "maxiter",
+    "maxcor",
+    "num_elbo_samples",
+}
 _BOOLS = {"dense_mass", "diagonal_preconditioning", "x64", "shuffle"}
 
 

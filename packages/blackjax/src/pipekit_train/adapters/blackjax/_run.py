@@ -78,12 +78,15 @@ def _fingerprint(
 def _sampler(options: BlackjaxOptions, target: Target, counts: Any, init_key: Any) -> Sampler:
     from ._hmc import hmc_family
     from ._mclmc import mclmc
+    from ._pathfinder import pathfinder
     from ._sgmcmc import sgmcmc
 
     warmup, samples, _ = counts
     name, params = options.sampler, options.params
     if name in ("nuts", "hmc"):
         return hmc_family(name, target.logdensity_fn, target.positions, params, warmup, samples)
+    if name == "pathfinder":
+        return pathfinder(target.logdensity_fn, target.positions, params, samples)
     if name == "mclmc":
         return mclmc(target.logdensity_fn, target.positions, params, warmup, samples, init_key)
     return sgmcmc(name, target.grad_fn, target.positions, params, warmup, samples)
