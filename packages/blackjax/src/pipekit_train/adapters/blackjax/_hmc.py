@@ -116,13 +116,37 @@ def hmc_family(
 
     phases = [Phase("warmup", num_warmup, collect=False)] if num_warmup else []
     phases.append(Phase("sampling", num_samples, collect=True))
+    steps = {"warmup": warmup, "sampling": sample}
+    if params["warm_start"] == "pathfinder":
+        phases.insert(0, Phase("pathfinder", 1, collect=False))
+        steps["pathfinder"] = _pathfinder_start(logdensity_fn, num_chains, stats)
     return Sampler(
         num_chains=num_chains,
         carry=carry,
         phases=phases,
-        steps={"warmup": warmup, "sampling": sample},
+        steps=steps,
         step_meaning=(
             f"one {name.upper()} transition of every chain (warmup: plus one window-adaptation "
             "update of its step size and mass matrix)"
         ),
     )
+
+
+def _pathfinder_start(logdensity_fn: Any, num_chains: int, stats: Any) -> Any:
+    """The ``pathfinder`` phase (one step): each chain restarts from one draw of its own
+    Pathfinder approximation (``approximate`` from the chain's start, then ``sample``)."""
+    import blackjax
+    from blackjax.vi import pathfinder as pf
+
+    def restart(key: Any, state: Any) -> Any:
+        fit_key, draw_key = jax.random.split(key)
+        approx, _ = pf.approximate(fit_key, logdensity_fn, state.position)
+        position, _ = pf.sample(draw_key, approx)
+        return blackjax.mcmc.hmc.init(position, logdensity_fn)
+
+    def step(carry: dict[str, Any], batch: Any, key: Any) -> tuple[Any, ...]:
+        state = over_chains(restart, num_chains)(jax.random.split(key, num_chains), carry["state"])
+        metrics = {"logdensity": state.logdensity}
+        return dict(carry, state=state), metrics, state.position
+
+    return step

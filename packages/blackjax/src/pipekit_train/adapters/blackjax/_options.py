@@ -21,12 +21,14 @@ SAMPLER_PARAMS: dict[str, dict[str, Any]] = {
         "target_accept": 0.8,
         "dense_mass": False,
         "max_num_doublings": 10,
+        "warm_start": "none",
     },
     "hmc": {
         "step_size": 1.0,
         "target_accept": 0.8,
         "dense_mass": False,
         "num_integration_steps": 10,
+        "warm_start": "none",
     },
     "mclmc": {
         "diagonal_preconditioning": True,
@@ -117,6 +119,8 @@ def _check_value(name: str, value: Any) -> Any:
         if not number or value < 0:
             raise _bad(name, "a number >= 0", value)
         value = float(value)
+    elif name == "warm_start" and value not in ("none", "pathfinder"):
+        raise _bad(name, "'none' or 'pathfinder'", value)
     elif name == "resume" and value not in ("auto", "never", "force"):
         raise _bad(name, "one of auto, never, force", value)
     return value
