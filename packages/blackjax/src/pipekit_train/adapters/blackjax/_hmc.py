@@ -116,7 +116,7 @@ def hmc_family(
 
     phases = [Phase("warmup", num_warmup, collect=False)] if num_warmup else []
     phases.append(Phase("sampling", num_samples, collect=True))
-    steps = {"warmup": warmup, "sampling": sample}
+    steps: dict[str, Any] = {"warmup": warmup, "sampling": sample}
     if params["warm_start"] == "pathfinder":
         phases.insert(0, Phase("pathfinder", 1, collect=False))
         steps["pathfinder"] = _pathfinder_start(logdensity_fn, num_chains, stats)
