@@ -234,6 +234,33 @@ def mcmc_loop(name: str, *, seed: int = 0) -> Any:
     )
 
 
+def blackjax_loop(
+    name: str, sampler: str = "nuts", *, seed: int = 0, num_samples: int = 1000
+) -> Any:
+    """The ``blackjax`` backend on posterior ``name``: the same NumPyro model, data, chains,
+    float64 and sampler settings as :func:`mcmc_loop` (``init_values`` has no BlackJAX
+    counterpart and is dropped; ``nuts`` / ``hmc`` take ``target_accept`` and ``dense_mass``)."""
+    from pipekit_train import TrainingLoop
+    from pipekit_train.adapters.bayes import NumpyroTask
+
+    settings = dict(SETTINGS[name])
+    num_warmup = settings.pop("num_warmup", 1000)
+    settings.pop("init_values", None)
+    if sampler not in ("nuts", "hmc"):
+        settings = {}
+    x, y = load_data(name)
+    return TrainingLoop(
+        task=NumpyroTask(
+            model=MODELS[name], num_warmup=num_warmup, num_samples=num_samples, num_chains=4
+        ),
+        dataset=(x, y),
+        backend="blackjax",
+        seed=seed,
+        backend_options={"sampler": sampler, "x64": True, "steps_per_call": 500, **settings},
+        log_every_n_steps=500,
+    )
+
+
 def svi_loop(
     name: str,
     *,

@@ -57,6 +57,7 @@ ENTRY_POINTS: dict[str, dict[str, str]] = {
         "numpyro-mcmc": "pipekit_train.adapters.numpyro_mcmc",
     },
     "pipekit-train-keras": {"keras": "pipekit_train.adapters.keras"},
+    "pipekit-train-blackjax": {"blackjax": "pipekit_train.adapters.blackjax"},
     "pipekit-train-lightning": {"lightning": "pipekit_train.adapters.lightning"},
 }
 

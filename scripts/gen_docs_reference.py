@@ -171,6 +171,20 @@ def captured(examples: list[tuple[str, str]], what: str) -> Iterator[None]:
         raise AssertionError(f"no error for: {what}")
 
 
+@contextmanager
+def _without_entry_point(name: str) -> Iterator[None]:
+    """The registry as on a machine without ``name``'s distribution (the docs build installs
+    every backend, so a missing one is shown by leaving its entry point out)."""
+    from pipekit_train import registry
+
+    real = registry._entry_points
+    registry._entry_points = lambda: [ep for ep in real() if ep.name != name]  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        registry._entry_points = real  # type: ignore[assignment]
+
+
 def example_messages() -> list[tuple[str, str]]:
     """Real messages, from really making each mistake (pure core, no backend needed)."""
     from pipekit_train.plot import plot
@@ -192,8 +206,8 @@ def example_messages() -> list[tuple[str, str]]:
         TrainingLoop(**base, eval_every_n_steps=100)
     with captured(examples, "an unknown backend"):
         TrainingLoop(**base, backend="jaxx")
-    with captured(examples, "a backend that is not installed"):
-        load_backend("blackjax")  # a placeholder distribution: registers no backend yet
+    with captured(examples, "a backend that is not installed"), _without_entry_point("keras"):
+        load_backend("keras")
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:

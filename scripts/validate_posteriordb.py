@@ -8,7 +8,7 @@ MCMC: 4 chains x (1000 warmup + 1000 draws; sblrc 3000 warmup), float64, the sam
 posteriordb/README.md measured (``SETTINGS`` in ``examples/posteriordb_models.py``). Pass:
 every parameter has z < 4, sd/sd_ref in [0.9, 1.1] and rank-normalised split R-hat <= 1.01,
 z = |m - m_ref| / sqrt(mcse^2 + sd_ref^2 / ess_ref) (the criterion the tests assert,
-``tests/numpyro/_npy_helpers.criterion``).
+``tests/posterior_checks.criterion``).
 
 SVI: a full-rank guide (``AutoMultivariateNormal``), full batch, float64, Adam held at its
 learning rate for half the steps and then cosine-decayed to 1e-4, 4,000 draws from the fitted
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import os
 import platform
 import sys
@@ -35,14 +36,17 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "numpyro"))  # the criterion and the models
+sys.path.insert(0, str(ROOT / "tests"))  # the criterion and the models
 
 import numpy as np  # noqa: E402
-from _npy_helpers import criterion, param_values, pdb  # noqa: E402
+from posterior_checks import criterion, param_values, pdb  # noqa: E402
 
 from pipekit_train.errors import ConfigError  # noqa: E402
 
 BACKENDS = ("mcmc", "svi")
+#: Optional (not in the default run): the blackjax backend's full-batch samplers on the same
+#: NumPyro models, chains, float64 and criterion as ``mcmc`` (``pdb.blackjax_loop``).
+BLACKJAX = ("blackjax-nuts", "blackjax-hmc", "blackjax-mclmc")
 SVI_STEPS, SVI_LR, SVI_TOLERANCE = 20000, 0.01, 0.3
 #: posterior → (steps, lr) where the default does not converge (measured; see the docstring).
 SVI_OVERRIDES: dict[str, tuple[int, float]] = {"kidiq-kidscore_interaction": (60000, 0.1)}
@@ -63,9 +67,13 @@ class Result:
     note: str = ""
 
 
-def run_mcmc(name: str, seed: int = 0) -> Result:
-    """numpyro-mcmc with the README's measured settings; the z / sd / R-hat criterion."""
-    loop = pdb.mcmc_loop(name, seed=seed)
+def run_mcmc(name: str, seed: int = 0, sampler: str | None = None) -> Result:
+    """numpyro-mcmc (or blackjax's ``sampler``) with the README's measured settings; the
+    z / sd / R-hat criterion."""
+    if sampler is None:
+        loop, label = pdb.mcmc_loop(name, seed=seed), "numpyro-mcmc"
+    else:
+        loop, label = pdb.blackjax_loop(name, sampler, seed=seed), f"blackjax {sampler}"
     started = time.perf_counter()
     op, info = loop.run()
     seconds = time.perf_counter() - started
@@ -75,7 +83,7 @@ def run_mcmc(name: str, seed: int = 0) -> Result:
     div = info.get("divergences")
     return Result(
         name,
-        "numpyro-mcmc",
+        label,
         max(r["z"] for r in rows),
         (min(ratios), max(ratios)),
         max(r["r_hat"] for r in rows),
@@ -155,6 +163,10 @@ def document(results: list[Result], wall: float) -> str:
         "float64, the sampler settings posteriordb/README.md measured. Pass: for every "
         "parameter z = |m − m_ref| / √(mcse² + sd_ref²/ess_ref) < 4, sd/sd_ref in [0.9, 1.1], "
         "rank-normalised split R-hat ≤ 1.01.",
+        "- **blackjax** rows (when asked for with `--backends blackjax-nuts,...`): the same "
+        'models, chains, draws, float64 and criterion on `backend="blackjax"`; nuts / hmc '
+        "with window adaptation (target_accept and dense_mass as for NUTS), mclmc with "
+        "BlackJAX's tuner (unadjusted: its bias shows in the z column).",
         f"- **numpyro-svi**: full-rank guide (`AutoMultivariateNormal`), full batch, float64, "
         f"{SVI_STEPS:,} Adam steps at lr {SVI_LR} unless the note says otherwise (held for "
         "half the steps, then cosine decay to 1e-4), "
@@ -198,11 +210,16 @@ def _choose(raw: str | None, known: tuple[str, ...], field: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backends", help="comma-separated: mcmc, svi (default both)")
+    parser.add_argument(
+        "--backends",
+        help=f"comma-separated: mcmc, svi (default both), {', '.join(BLACKJAX)}",
+    )
     parser.add_argument("--posteriors", help="comma-separated posteriordb names (default all)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "validation.md")
     args = parser.parse_args(argv)
-    backends = _choose(args.backends, BACKENDS, "--backends")
+    backends = _choose(args.backends, BACKENDS + BLACKJAX, "--backends")
+    if args.backends is None:
+        backends = list(BACKENDS)
     names = _choose(args.posteriors, tuple(pdb.MODELS), "--posteriors")
     missing = [n for n in names if not (pdb.POSTERIORDB / n / "reference_summary.json").exists()]
     if missing:
@@ -212,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
             field="PIPEKIT_POSTERIORDB",
         )
     runners: dict[str, Any] = {"mcmc": run_mcmc, "svi": run_svi}
+    for b in BLACKJAX:
+        runners[b] = functools.partial(run_mcmc, sampler=b.removeprefix("blackjax-"))
     started = time.perf_counter()
     results = []
     for name in names:

@@ -1,4 +1,5 @@
-"""Makes ``tests/`` importable so every suite can share ``placeholder_checks``."""
+"""Makes ``tests/`` importable so every suite can share its helpers (``posterior_checks``,
+``resume_killer``)."""
 
 import sys
 from pathlib import Path

@@ -13,33 +13,17 @@ writes the draws to OUT_NPZ and prints backend_info's summary as JSON. HOOK
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sys
 import warnings
 
 import numpy as np
 from _npy_helpers import pdb
+from resume_killer import Killer
 
-from pipekit_train import Callback, Checkpoint, TrainingLoop
+from pipekit_train import Checkpoint, TrainingLoop
 from pipekit_train.adapters.bayes import NumpyroTask
 
 W, S, CHAINS, SEED = 30, 30, 2, 11
-
-
-class Killer(Callback):
-    def __init__(self, kill_at: int, hook: str) -> None:
-        self.kill_at, self.hook = kill_at, hook
-
-    def on_step_end(self, loop, state) -> None:
-        if state.step == self.kill_at and self.hook == "step":
-            os.kill(os.getpid(), signal.SIGKILL)
-        if state.step == self.kill_at and self.hook == "sigterm":
-            os.kill(os.getpid(), signal.SIGTERM)
-
-    def on_checkpoint(self, loop, state, step) -> None:
-        if step == self.kill_at and self.hook == "checkpoint":
-            os.kill(os.getpid(), signal.SIGKILL)
 
 
 def main() -> None:

@@ -40,6 +40,9 @@ class TrainerCarryState:
         phases: the names of the program's phases in order; the last is the
             counted one (training, or a sampler's draws).
         total_steps: the steps the run is going for, over every phase.
+        trace: ``None``, or (set by the driver) a function returning the per-step outputs
+            of the collecting phases so far, ``{name: array (steps, …)}`` — a sampler's
+            draws, for callbacks such as a convergence check.
     """
 
     step: int = 0
@@ -54,3 +57,4 @@ class TrainerCarryState:
     phase: str = "train"
     phases: tuple[str, ...] = ("train",)
     total_steps: int | None = None
+    trace: Any = None

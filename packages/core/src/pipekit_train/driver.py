@@ -225,6 +225,7 @@ def run_driver(
     )
     state.phase = _phase_at(phases, 0).name
     trace = _Trace()
+    state.trace = trace.arrays
     # Callbacks see the carry as the backend's pytree (e.g. the Equinox TrainState's
     # arrays), not the program's flat list of leaves.
     view = getattr(program, "tree", None) or (lambda c: c)

@@ -6,6 +6,8 @@
 - ``NumpyroPredictiveOp`` — the posterior-predictive Operator the backends return.
 - ``diagnostics`` / ``diagnostic_warnings`` / ``to_inference_data`` — ArviZ's
   rank-normalised R-hat, bulk/tail ESS, MCSE, and the divergence count.
+- ``ConvergenceStop`` — a callback ending an MCMC run once R-hat and bulk ESS reach a target.
+- ``draws_by_chain`` / ``SAMPLE_PREFIX`` — the MCMC backends' draws in the driver trace.
 
 Model convention: ``model(x, y=None)`` with the observed site conditioned on
 ``y`` (``numpyro.sample("obs", ..., obs=y)``). For minibatch SVI, add ``N=None``
@@ -16,6 +18,7 @@ and wrap the likelihood in ``numpyro.plate("data", N, subsample_size=x.shape[0])
 
 from ._bridge import LogDensity, log_density_from_model
 from ._checks import check_task_on_data
+from ._convergence import ConvergenceStop
 from ._data import check_finite, full_data
 from ._diagnostics import diagnostic_warnings, diagnostics, to_inference_data, warn_diagnostics
 from ._guides import GUIDE_NAMES, make_guide
@@ -24,6 +27,7 @@ from ._plots import PosteriorPlots, plot_posterior_predictive
 from ._predictive import NumpyroPredictiveOp
 from ._runtime import library_versions, precision, use_compilation_cache, warn_unused_fields
 from ._task import NumpyroTask, require_task
+from ._trace import SAMPLE_PREFIX, draws_by_chain
 
 __all__ = [
     "PosteriorPlots",
@@ -50,4 +54,7 @@ __all__ = [
     "warn_unused_fields",
     "use_compilation_cache",
     "check_finite",
+    "ConvergenceStop",
+    "SAMPLE_PREFIX",
+    "draws_by_chain",
 ]

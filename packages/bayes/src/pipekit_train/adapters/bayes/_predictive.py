@@ -43,8 +43,12 @@ class NumpyroPredictiveOp:
     posterior); ``op(x, draws=True)`` returns the draws themselves,
     ``(predictive_samples, len(x), …)``.
 
+    Without a NumPyro model (BlackJAX's raw log-density path) ``predict_fn(params, x)``
+    makes the predictions instead: ``params`` is one draw, the sites as a dict (or the
+    array itself when the only site is ``"position"``, a raw array position).
+
     Args:
-        model: the NumPyro model ``model(x, y=None)``.
+        model: the NumPyro model ``model(x, y=None)``, or ``None`` with ``predict_fn``.
         samples: constrained posterior draws per site, grouped by chain
             ``(chains, draws, …)``, deterministic sites included.
         predictive_site: the observed site to predict.
@@ -53,11 +57,12 @@ class NumpyroPredictiveOp:
         seed: seed of the predictive noise (``op(x)`` is deterministic given it).
         model_ref: the model's ``'module:attr'`` import string, when it cannot be
             derived from the function itself.
+        predict_fn: ``predict_fn(params, x) -> prediction``, used when ``model`` is None.
     """
 
     def __init__(
         self,
-        model: Callable[..., Any],
+        model: Callable[..., Any] | None,
         samples: Mapping[str, Any],
         *,
         predictive_site: str = "obs",
@@ -65,10 +70,12 @@ class NumpyroPredictiveOp:
         sample_stats: Mapping[str, Any] | None = None,
         seed: int = 0,
         model_ref: str | None = None,
+        predict_fn: Callable[[Any, Any], Any] | None = None,
     ) -> None:
         if not samples:
             raise ConfigError("NumpyroPredictiveOp needs at least one posterior site")
         self.model = model
+        self.predict_fn = predict_fn
         self._by_chain = {k: np.asarray(v) for k, v in samples.items()}
         shapes = {v.shape[:2] for v in self._by_chain.values()}
         if len(shapes) != 1:
@@ -136,6 +143,8 @@ class NumpyroPredictiveOp:
         import jax
         import jax.numpy as jnp
 
+        if self._predict is None and self.model is None:
+            self._predict = self._raw_predictor()
         if self._predict is None:
             from numpyro.infer import Predictive
 
@@ -149,9 +158,28 @@ class NumpyroPredictiveOp:
         out = self._predict(key, jnp.asarray(x))
         return out if draws else out.mean(axis=0)
 
+    def _raw_predictor(self) -> Any:
+        import jax
+        import jax.numpy as jnp
+
+        if self.predict_fn is None:
+            raise ConfigError(
+                "NumpyroPredictiveOp: no model and no predict_fn, so it cannot predict; give "
+                "BlackjaxTask(predict_fn=...) (predict_fn(params, x)) for a raw log density",
+                field="task.predict_fn",
+            )
+        sites = {k: jnp.asarray(v) for k, v in self._thinned().items()}
+        # A raw array position is passed as the array itself, as the user's function saw it.
+        params: Any = sites["position"] if set(sites) == {"position"} else sites
+        fn = self.predict_fn
+        return jax.jit(lambda key, x: jax.vmap(lambda p: fn(p, x))(params))
+
     # -- saving -------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the draws (npz) and ``op.json`` to the directory ``path``."""
+        if self.model is None:
+            self._write(Path(path), {"model": None, "predict_fn": self._predict_fn_ref()})
+            return
         ref = self.model_ref or model_import_string(self.model)
         if ref is None:
             raise ConfigError(
@@ -170,7 +198,23 @@ class NumpyroPredictiveOp:
                 "not JSON values; bind only numbers, strings, lists or dicts",
                 field="model",
             ) from exc
-        out = Path(path)
+        self._write(Path(path), {"model": ref, "model_kwargs": kwargs_json})
+
+    def _predict_fn_ref(self) -> str | None:
+        """The raw path's ``predict_fn`` as an import string (``None`` without one)."""
+        if self.predict_fn is None:
+            return None
+        ref = model_import_string(self.predict_fn)
+        if ref is None:
+            raise ConfigError(
+                "NumpyroPredictiveOp.save: predict_fn cannot be named by an import string; "
+                "define it at module level in an importable module",
+                field="task.predict_fn",
+            )
+        return ref
+
+    def _write(self, out: Path, source: dict[str, Any]) -> None:
+        """The saved layout; ``source`` names what predicts (the model, or ``predict_fn``)."""
         out.mkdir(parents=True, exist_ok=True)
         np.savez(out / SAMPLES_FILE, **self._by_chain)  # type: ignore[arg-type]
         if self.sample_stats:
@@ -178,8 +222,7 @@ class NumpyroPredictiveOp:
         meta = {
             "format_version": FORMAT_VERSION,
             "op_class": "pipekit_train.adapters.bayes:NumpyroPredictiveOp",
-            "model": ref,
-            "model_kwargs": kwargs_json,
+            **source,
             "predictive_site": self.predictive_site,
             "predictive_samples": self.predictive_samples,
             "seed": self.seed,
@@ -206,7 +249,10 @@ class NumpyroPredictiveOp:
                 f"{src / META_FILE}: format_version {meta.get('format_version')!r} is not "
                 f"{FORMAT_VERSION}; save it again with this version of pipekit-train-bayes"
             )
-        if model is None:
+        predict_fn = None
+        if meta.get("model") is None and meta.get("predict_fn"):
+            predict_fn = pkgutil.resolve_name(meta["predict_fn"])
+        elif model is None:
             try:
                 model = pkgutil.resolve_name(meta["model"])
             except (ImportError, AttributeError, ValueError) as exc:
@@ -234,6 +280,7 @@ class NumpyroPredictiveOp:
             sample_stats=stats,
             seed=meta.get("seed", 0),
             model_ref=meta["model"],
+            predict_fn=predict_fn,
         )
 
     def __repr__(self) -> str:

@@ -53,6 +53,8 @@ def library_versions() -> dict[str, str]:
         "pipekit-train-core",
         "pipekit-train-bayes",
         "pipekit-train-numpyro",
+        "blackjax",
+        "pipekit-train-blackjax",
     ):
         try:
             out[dist] = metadata.version(dist)

@@ -1,7 +1,20 @@
-"""The ``blackjax`` backend (planned; not yet available).
+"""The ``blackjax`` backend: BlackJAX's samplers on the per-step loop, resumable and streaming.
 
-This distribution, ``pipekit-train-blackjax``, is a placeholder: it holds no code and registers no
-entry point, so ``TrainingLoop(backend="blackjax")`` cannot run yet.
+``TrainingLoop(task=NumpyroTask(model=...), dataset=(x, y), backend="blackjax").run()``
+samples the model's posterior with NUTS (flip ``backend="numpyro-mcmc"`` for the
+same task under NumPyro); ``task=BlackjaxTask(logdensity_fn=..., init_position=...)``
+samples a raw log density. Core's driver runs every sampler in chunks, phases
+``warmup`` then ``sampling``, with checkpoints (sampler state, adaptation, RNG
+step, draws) and bit-identical resume after a kill.
+
+``backend_options``: ``sampler`` (``nuts`` | ``hmc`` | ``mclmc`` | ``pathfinder`` |
+``sgld`` | ``sghmc``) and its parameters (see ``SAMPLER_PARAMS``), plus ``x64``, ``resume``,
+``steps_per_call``, ``compilation_cache`` and (sgld / sghmc) ``shuffle``.
+Returns a ``NumpyroPredictiveOp`` and ``backend_info`` (ArviZ diagnostics).
 """
 
-__all__: list[str] = []
+from ._options import SAMPLER_PARAMS, SAMPLERS, BlackjaxOptions, parse_options
+from ._run import run
+from ._task import BlackjaxTask
+
+__all__ = ["run", "BlackjaxTask", "BlackjaxOptions", "parse_options", "SAMPLERS", "SAMPLER_PARAMS"]

@@ -14,6 +14,7 @@ from typing import Any
 
 import jax
 
+from pipekit_train.adapters.bayes import SAMPLE_PREFIX
 from pipekit_train.driver import Phase
 from pipekit_train.jax.program import Program, build_program
 
@@ -21,7 +22,6 @@ from ._chain import ChainStep
 
 __all__ = ["build_sampler_program", "SAMPLE_PREFIX", "STAT_NAMES"]
 
-SAMPLE_PREFIX = "sample__"
 STAT_NAMES = ("diverging", "accept_prob", "num_steps", "potential_energy")
 
 

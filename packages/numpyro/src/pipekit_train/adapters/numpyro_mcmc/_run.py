@@ -12,6 +12,7 @@ from pipekit_train.adapters.bayes import (
     NumpyroPredictiveOp,
     check_task_on_data,
     diagnostics,
+    draws_by_chain,
     full_data,
     library_versions,
     model_import_string,
@@ -27,7 +28,7 @@ from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.loop import require_features
 
 from ._options import McmcOptions, parse_options
-from ._program import SAMPLE_PREFIX, STAT_NAMES
+from ._program import STAT_NAMES
 
 BACKEND = "numpyro-mcmc"
 
@@ -75,20 +76,6 @@ def _fingerprint(loop: Any, task: Any, options: McmcOptions, state: Any, x: Any,
             },
         },
     )
-
-
-def _by_chain(trace: dict[str, Any], num_chains: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Trace arrays ``(draws, [chains,] …)`` → samples and stats ``(chains, draws, …)``."""
-
-    def regroup(a: Any) -> np.ndarray:
-        a = np.asarray(a)
-        return np.swapaxes(a, 0, 1) if num_chains > 1 else a[None]
-
-    samples = {
-        k[len(SAMPLE_PREFIX) :]: regroup(v) for k, v in trace.items() if k.startswith(SAMPLE_PREFIX)
-    }
-    stats = {k: regroup(v) for k, v in trace.items() if k == "diverging"}
-    return samples, stats
 
 
 def run(loop: Any) -> tuple[NumpyroPredictiveOp | None, dict[str, Any]]:
@@ -151,7 +138,7 @@ def _run(
         is_primary=jax.process_index() == 0,
         rng=program.base_key,
     )
-    samples, stats = _by_chain(result.trace, task.num_chains)
+    samples, stats = draws_by_chain(result.trace, task.num_chains)
     op = None
     diag: dict[str, Any] | None = None
     msgs: list[str] = []

@@ -1,0 +1,238 @@
+"""The BlackJAX benchmark cases 14-14c (see benchmarks/README.md). Each returns ``Row``s.
+
+Eight schools noncentered (the NumPyro model through the bayes bridge), NUTS, 1 chain.
+
+- 14: steady-state draws/s of ``backend="blackjax"`` (per-draw metrics on, a checkpoint
+  every 500 draws, ``steps_per_call`` 500, log every 500) ÷ a raw BlackJAX NUTS loop in
+  ``jax.lax.scan`` (``jax.jit`` of a scan over ``nuts.step``, the draws and info returned),
+  same model, start, seed and adapted step size / mass matrix (read from the backend's
+  ``backend_info["adapted"]``, so both build the same trajectories' lengths); interleaved
+  rounds in this process, compilation outside the windows.
+- 14b: the same backend rate ÷ the one-draw Python loop most users write
+  (``step = jax.jit(nuts.step)``, one call per draw, positions kept in a list).
+- 14c: a whole short run (500 warmup + 1,000 draws, compilation included, no checkpoint)
+  in a fresh process ÷ a raw run in a fresh process (``window_adaptation(...).run`` then the
+  scan loop); no persistent cache on either side.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from _bayes_common import Stamps, schools
+from _cases import Row, Settings, _rotate, _say
+from _common import median, paired_ratio
+
+WORKER = Path(__file__).resolve().parent / "_blackjax_worker.py"
+WARMUP, SEED, K = 500, 0, 500
+
+
+def backend_loop(num_samples: int, *, checkpoint_dir: str | None, callbacks: list[Any]) -> Any:
+    """The blackjax run of these cases."""
+    import posteriordb_models as pdb
+
+    from pipekit_train import Checkpoint, TrainingLoop
+    from pipekit_train.adapters.bayes import NumpyroTask
+
+    x, y = schools()
+    task = NumpyroTask(model=pdb.eight_schools, num_warmup=WARMUP, num_samples=num_samples)
+    cbs = list(callbacks) + ([Checkpoint(every_n_steps=500)] if checkpoint_dir else [])
+    return TrainingLoop(
+        task=task,
+        dataset=(x, y),
+        backend="blackjax",
+        seed=SEED,
+        backend_options={"sampler": "nuts", "target_accept": 0.9, "steps_per_call": K},
+        log_every_n_steps=K,
+        checkpoint_dir=checkpoint_dir,
+        callbacks=cbs,
+    )
+
+
+class RawNuts:
+    """The raw BlackJAX loops on the same log density and start as the backend's."""
+
+    def __init__(self, step_size: Any = None, imm: Any = None) -> None:
+        import blackjax
+        import jax
+        import jax.numpy as jnp
+        import posteriordb_models as pdb
+
+        from pipekit_train.adapters.bayes import log_density_from_model
+
+        x, y = schools()
+        init_key, self.key = jax.random.split(jax.random.PRNGKey(SEED))
+        bridge = log_density_from_model(
+            pdb.eight_schools, jnp.asarray(x), jnp.asarray(y), rng_key=init_key, num_chains=1
+        )
+        self.logdensity = bridge.logdensity_fn
+        self.position = jax.tree_util.tree_map(lambda a: a[0], bridge.init_position)
+        self.blackjax, self.jax = blackjax, jax
+        if step_size is not None:
+            self.set_params(step_size, imm)
+
+    def set_params(self, step_size: Any, imm: Any) -> None:
+        jnp = self.jax.numpy
+        nuts = self.blackjax.nuts(self.logdensity, jnp.asarray(step_size), jnp.asarray(imm))
+        self.nuts = nuts
+        self.state = nuts.init(self.position)
+
+        def one(state: Any, key: Any) -> tuple[Any, Any]:
+            state, info = nuts.step(key, state)
+            return state, (state.position, info)
+
+        self.scan = self.jax.jit(lambda s, keys: self.jax.lax.scan(one, s, keys))
+        self.step = self.jax.jit(nuts.step)
+
+    def scan_seconds(self, n: int) -> float:
+        keys = self.jax.random.split(self.key, n)
+        self.jax.block_until_ready(self.scan(self.state, keys))  # compile, untimed
+        start = time.perf_counter()
+        self.jax.block_until_ready(self.scan(self.state, keys))
+        return time.perf_counter() - start
+
+    def python_seconds(self, n: int) -> float:
+        keys = self.jax.random.split(self.key, n)
+        state, _ = self.step(keys[0], self.state)  # compile, untimed
+        draws = []
+        start = time.perf_counter()
+        for i in range(n):
+            state, info = self.step(keys[i], state)
+            draws.append(state.position)
+        self.jax.block_until_ready(draws)
+        return time.perf_counter() - start
+
+    def whole_run(self, num_samples: int) -> Any:
+        """``window_adaptation(...).run`` then the scan loop: a raw user's whole run."""
+        wa = self.blackjax.window_adaptation(
+            self.blackjax.nuts, self.logdensity, target_acceptance_rate=0.9
+        )
+        warm_key, key = self.jax.random.split(self.key)
+        (state, params), _ = wa.run(warm_key, self.position, num_steps=WARMUP)
+        self.set_params(params["step_size"], params["inverse_mass_matrix"])
+        self.state, self.key = state, key
+        keys = self.jax.random.split(key, num_samples)
+        return self.jax.device_get(self.scan(self.state, keys)[1][0])
+
+
+def case_backend_vs_raw_nuts(s: Settings) -> list[Row]:
+    """14 and 14b: steady-state draws/s, interleaved rounds in this process."""
+    window = 2500  # draws 1000..3500 of the sampling phase, between two host events
+    first, last = WARMUP + 500, WARMUP + 500 + window
+    ours: list[float] = []
+    no_ckpt: list[float] = []
+    scan: list[float] = []
+    python: list[float] = []
+    raw: RawNuts | None = None
+
+    def backend(checkpoint: bool = True) -> None:
+        nonlocal raw
+        stamps = Stamps()
+        with tempfile.TemporaryDirectory(prefix="pipekit-bench-bjx-") as tmp:
+            ckpt = tmp if checkpoint else None
+            _, info = backend_loop(last - WARMUP, checkpoint_dir=ckpt, callbacks=[stamps]).run()
+        (ours if checkpoint else no_ckpt).append((stamps.at[last] - stamps.at[first]) / window)
+        if raw is None:
+            adapted = info["adapted"]  # per chain: one chain here
+            raw = RawNuts(adapted["step_size"][0], adapted["inverse_mass_matrix"][0])
+
+    def scan_loop() -> None:
+        assert raw is not None
+        scan.append(raw.scan_seconds(window) / window)
+
+    def python_loop() -> None:
+        assert raw is not None
+        python.append(raw.python_seconds(500) / 500)
+
+    backend()  # the first round's backend run also sets the raw loops' parameters
+    ours.clear()
+    for r in range(s.repeats):
+        for f in _rotate([backend, lambda: backend(False), scan_loop, python_loop], r):
+            f()
+        _say(
+            f"  case 14 round {r + 1}: backend {1 / ours[-1]:,.0f} draws/s (no checkpoint "
+            f"{1 / no_ckpt[-1]:,.0f}), scan "
+            f"{1 / scan[-1]:,.0f} draws/s, python loop {1 / python[-1]:,.0f} draws/s"
+        )
+    r_scan, r_py = paired_ratio(scan, ours), paired_ratio(python, ours)
+    r_bare = paired_ratio(scan, no_ckpt)
+    rate = f"{1 / median(ours):,.0f} draws/s"
+    return [
+        Row(
+            "14",
+            "blackjax NUTS (per-draw metrics, checkpoint every 500, K=500) ÷ raw BlackJAX NUTS "
+            "in `jax.lax.scan`, eight schools, 1 chain, steady state",
+            rate,
+            f"{1 / median(scan):,.0f} draws/s",
+            f"{r_scan:.2f}",
+            "≥ 0.9",
+            r_scan >= 0.9,
+            {"ours": ours, "reference": scan},
+        ),
+        Row(
+            "14a",
+            "as 14 without `checkpoint_dir` (per-draw metrics and the trace still on) ÷ the same "
+            "scan loop",
+            f"{1 / median(no_ckpt):,.0f} draws/s",
+            f"{1 / median(scan):,.0f} draws/s",
+            f"{r_bare:.2f}",
+            "report",
+            None,
+            {"ours": no_ckpt, "reference": scan},
+        ),
+        Row(
+            "14b",
+            "blackjax NUTS (as 14) ÷ the one-draw Python loop (`jax.jit(nuts.step)` per draw)",
+            rate,
+            f"{1 / median(python):,.0f} draws/s",
+            f"{r_py:.2f}",
+            "report",
+            None,
+            {"ours": ours, "reference": python},
+        ),
+    ]
+
+
+def _proc(mode: str) -> float:
+    out = subprocess.run(
+        [sys.executable, str(WORKER), mode],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, PYTHONHASHSEED="0"),
+        check=False,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"{mode} failed:\n{out.stderr[-3000:]}")
+    return float(json.loads(out.stdout.strip().splitlines()[-1])["seconds"])
+
+
+def case_whole_run(s: Settings) -> list[Row]:
+    """14c: a whole 500 + 1,000 run, fresh processes, compilation included."""
+    ours: list[float] = []
+    ref: list[float] = []
+    for r in range(s.repeats):
+        for mode, out in _rotate([("backend", ours), ("raw", ref)], r):
+            out.append(_proc(mode))
+        _say(f"  case 14c round {r + 1}: backend {ours[-1]:.2f} s, raw {ref[-1]:.2f} s")
+    ratio = paired_ratio(ref, ours)
+    return [
+        Row(
+            "14c",
+            "blackjax, a whole run (500 warmup + 1,000 draws, compilation included) ÷ raw "
+            "`window_adaptation(...).run` + scan loop, fresh processes, no persistent cache",
+            f"{median(ours):.2f} s",
+            f"{median(ref):.2f} s",
+            f"{ratio:.2f}",
+            "report",
+            None,
+            {"ours": ours, "reference": ref},
+        )
+    ]

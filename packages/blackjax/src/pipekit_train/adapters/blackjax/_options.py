@@ -1,0 +1,159 @@
+"""``backend_options`` of the ``blackjax`` backend, validated before anything compiles.
+
+Flat keys: ``sampler`` picks the algorithm; each sampler takes its own parameters
+(``SAMPLER_PARAMS``), and a parameter of another sampler is a ``ConfigError``
+naming it and the samplers that do take it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipekit_train.errors import ConfigError, closest
+
+__all__ = ["BlackjaxOptions", "parse_options", "SAMPLERS", "SAMPLER_PARAMS"]
+
+#: sampler → {parameter: default}
+SAMPLER_PARAMS: dict[str, dict[str, Any]] = {
+    "nuts": {
+        "step_size": 1.0,
+        "target_accept": 0.8,
+        "dense_mass": False,
+        "max_num_doublings": 10,
+        "warm_start": "none",
+    },
+    "hmc": {
+        "step_size": 1.0,
+        "target_accept": 0.8,
+        "dense_mass": False,
+        "num_integration_steps": 10,
+        "warm_start": "none",
+    },
+    "mclmc": {
+        "diagonal_preconditioning": True,
+        "desired_energy_var": 5e-4,
+        "frac_tune1": 0.1,
+        "frac_tune2": 0.1,
+        "frac_tune3": 0.1,
+    },
+    "pathfinder": {"maxiter": 30, "maxcor": 10, "num_elbo_samples": 200},
+    "sgld": {"step_size": 1e-3, "step_size_power": 0.0, "temperature": 1.0},
+    "sghmc": {
+        "step_size": 1e-3,
+        "step_size_power": 0.0,
+        "temperature": 1.0,
+        "num_integration_steps": 10,
+        "alpha": 0.01,
+        "beta": 0.0,
+    },
+}
+SAMPLERS = tuple(SAMPLER_PARAMS)
+COMMON: dict[str, Any] = {
+    "sampler": "nuts",
+    "x64": False,
+    "resume": "auto",
+    "steps_per_call": 100,
+    "compilation_cache": None,
+    "shuffle": True,
+}
+_POSITIVE = {"step_size", "desired_energy_var", "temperature"}
+_FRACTIONS = {"frac_tune1", "frac_tune2", "frac_tune3"}
+_INTS = {
+    "max_num_doublings",
+    "num_integration_steps",
+    "steps_per_call",
+    "maxiter",
+    "maxcor",
+    "num_elbo_samples",
+}
+_BOOLS = {"dense_mass", "diagonal_preconditioning", "x64", "shuffle"}
+
+
+@dataclass(frozen=True)
+class BlackjaxOptions:
+    """The parsed options: the common ones, and ``params`` of the chosen sampler."""
+
+    sampler: str = "nuts"
+    params: dict[str, Any] = field(default_factory=dict)
+    x64: bool = False
+    resume: str = "auto"
+    steps_per_call: int = 100
+    compilation_cache: Any = None
+    shuffle: bool = True
+
+
+def _where(name: str) -> str:
+    return f"backend_options.{name}"
+
+
+def _bad(name: str, what: str, value: Any) -> ConfigError:
+    return ConfigError(f"{_where(name)} must be {what}, got {value!r}", field=_where(name))
+
+
+def _check_value(name: str, value: Any) -> Any:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if name in _BOOLS:
+        if not isinstance(value, bool):
+            raise _bad(name, "true or false", value)
+    elif name in _INTS:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise _bad(name, "an integer >= 1", value)
+    elif name == "target_accept":
+        if not number or not 0 < value < 1:
+            raise _bad(name, "a number in (0, 1)", value)
+        value = float(value)
+    elif name in _FRACTIONS:
+        if not number or not 0 <= value < 1:
+            raise _bad(name, "a fraction in [0, 1)", value)
+        value = float(value)
+    elif name in _POSITIVE:
+        if not number or value <= 0:
+            raise _bad(name, "a positive number", value)
+        value = float(value)
+    elif name == "step_size_power":
+        if not number or not 0 <= value <= 1:
+            raise _bad(name, "a number in [0, 1] (0: constant step size)", value)
+        value = float(value)
+    elif name in ("alpha", "beta"):
+        if not number or value < 0:
+            raise _bad(name, "a number >= 0", value)
+        value = float(value)
+    elif name == "warm_start" and value not in ("none", "pathfinder"):
+        raise _bad(name, "'none' or 'pathfinder'", value)
+    elif name == "resume" and value not in ("auto", "never", "force"):
+        raise _bad(name, "one of auto, never, force", value)
+    return value
+
+
+def parse_options(raw: dict[str, Any] | None) -> BlackjaxOptions:
+    """Check every key and value of ``backend_options`` (``ConfigError`` naming the key)."""
+    raw = dict(raw or {})
+    sampler = raw.get("sampler", "nuts")
+    if sampler not in SAMPLERS:
+        raise ConfigError(
+            f"backend_options.sampler = {sampler!r} is not a BlackJAX sampler of this backend"
+            f"{closest(str(sampler), SAMPLERS)}; valid: {', '.join(SAMPLERS)}",
+            field="backend_options.sampler",
+        )
+    own = SAMPLER_PARAMS[sampler]
+    every = set(COMMON).union(*SAMPLER_PARAMS.values())
+    for key in raw:
+        if key in COMMON or key in own:
+            continue
+        if key in every:
+            takers = [s for s, p in SAMPLER_PARAMS.items() if key in p]
+            raise ConfigError(
+                f"backend_options.{key} is not a parameter of sampler {sampler!r} (it takes "
+                f"{', '.join(sorted(own))}); {key} belongs to {', '.join(takers)}",
+                field=_where(key),
+            )
+        raise ConfigError(
+            f"backend_options.{key} is not an option of blackjax{closest(key, every)}; "
+            f"sampler {sampler!r} takes {', '.join(sorted(own))}, every sampler "
+            f"{', '.join(sorted(set(COMMON)))}",
+            field=_where(key),
+        )
+    params = {k: _check_value(k, raw.get(k, d)) for k, d in own.items()}
+    common = {k: _check_value(k, raw.get(k, d)) for k, d in COMMON.items() if k != "sampler"}
+    return BlackjaxOptions(sampler=str(sampler), params=params, **common)

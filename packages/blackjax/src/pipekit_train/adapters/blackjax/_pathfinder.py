@@ -1,0 +1,70 @@
+"""Pathfinder: BlackJAX's L-BFGS path to a Gaussian approximation, then i.i.d. draws from it.
+
+Step meaning: the ``warmup`` phase is **one** step running ``blackjax.vi.pathfinder.approximate``
+per chain (one L-BFGS optimisation from the chain's start, ``maxiter`` iterations, the
+approximation along the path with the best ELBO estimate of ``num_elbo_samples`` draws); a kill
+during it redoes it on resume with the same key (the same bits). Each ``sampling`` step draws one
+position per chain from that approximation with ``pathfinder.sample``. ``num_warmup`` does not
+apply (the approximation is one step whatever it is). The draws are independent given the
+approximation, which is not the posterior: a variational answer, judged like SVI's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from pipekit_train.driver import Phase
+
+from ._sampler import Sampler, over_chains
+
+__all__ = ["pathfinder"]
+
+
+def pathfinder(
+    logdensity_fn: Any, positions: Any, params: dict[str, Any], num_samples: int
+) -> Sampler:
+    """The ``pathfinder`` sampler from ``positions`` (chains stacked on axis 0)."""
+    from blackjax.vi import pathfinder as pf
+
+    num_chains = jax.tree_util.tree_leaves(positions)[0].shape[0]
+
+    def fit(key: Any, start: Any) -> Any:
+        state, _ = pf.approximate(
+            key,
+            logdensity_fn,
+            start,
+            num_samples=params["num_elbo_samples"],
+            maxiter=params["maxiter"],
+            maxcor=params["maxcor"],
+        )
+        return state
+
+    one_start = jax.tree_util.tree_map(lambda a: a[0], positions)
+    shapes = jax.eval_shape(fit, jax.random.PRNGKey(0), one_start)  # abstract: nothing runs
+    empty = jax.tree_util.tree_map(lambda s: jnp.zeros((num_chains, *s.shape), s.dtype), shapes)
+    carry = {"start": positions, "state": empty}
+
+    def approximate(carry: dict[str, Any], batch: Any, key: Any) -> tuple[Any, ...]:
+        state = over_chains(fit, num_chains)(jax.random.split(key, num_chains), carry["start"])
+        return dict(carry, state=state), {"elbo": state.elbo}, state.position
+
+    def sample(carry: dict[str, Any], batch: Any, key: Any) -> tuple[Any, ...]:
+        state = carry["state"]
+        position, log_q = over_chains(pf.sample, num_chains)(
+            jax.random.split(key, num_chains), state
+        )
+        return carry, {"elbo": state.elbo, "log_q": log_q}, position
+
+    return Sampler(
+        num_chains=num_chains,
+        carry=carry,
+        phases=[Phase("warmup", 1, collect=False), Phase("sampling", num_samples, collect=True)],
+        steps={"warmup": approximate, "sampling": sample},
+        step_meaning=(
+            "warmup: one step running Pathfinder's L-BFGS approximation per chain; sampling: "
+            "one draw per chain from it"
+        ),
+    )

@@ -1,0 +1,232 @@
+"""``run(loop)``: a BlackJAX sampler on a ``BlackjaxTask``, chunked and checkpointed by core."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from typing import Any, cast
+
+import numpy as np
+
+from pipekit_train.adapters.bayes import (
+    NumpyroPredictiveOp,
+    diagnostics,
+    draws_by_chain,
+    full_data,
+    library_versions,
+    model_import_string,
+    precision,
+    use_compilation_cache,
+    warn_diagnostics,
+    warn_unused_fields,
+)
+from pipekit_train.driver import run_driver
+from pipekit_train.errors import ConfigError
+from pipekit_train.fingerprint import fingerprint as core_fingerprint
+from pipekit_train.loop import require_features
+
+from ._options import BlackjaxOptions, parse_options
+from ._sampler import Sampler
+from ._target import SG_SAMPLERS, Target, build_target, check_target
+from ._task import BlackjaxTask, as_blackjax_task
+
+BACKEND = "blackjax"
+
+__all__ = ["run", "BACKEND"]
+
+
+def _digest(*arrays: Any) -> str:
+    h = hashlib.sha256()
+    for a in arrays:
+        if a is None:
+            continue
+        a = np.asarray(a)
+        h.update(f"{a.shape}{a.dtype}".encode())
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()[:16]
+
+
+def _name(fn: Any) -> str | None:
+    if fn is None:
+        return None
+    return model_import_string(fn) or str(getattr(fn, "__qualname__", type(fn).__name__))
+
+
+def _fingerprint(
+    loop: Any, task: BlackjaxTask, options: BlackjaxOptions, carry: Any, counts: Any, x: Any, y: Any
+) -> Any:
+    from pipekit_train.jax.structure import tree_structure_digest
+
+    nt = task.numpyro_task
+    return core_fingerprint(
+        loop,
+        backend=BACKEND,
+        model_structure=tree_structure_digest(carry),
+        optimizer=False,
+        extra={
+            "target": _name(nt.model) if nt else _name(task.logdensity_fn or task.loglik_fn),
+            "data": _digest(x, y),
+            "counts": list(counts),
+            "sampler": options.sampler,
+            "params": options.params,
+            "x64": options.x64,
+        },
+    )
+
+
+def _sampler(options: BlackjaxOptions, target: Target, counts: Any, init_key: Any) -> Sampler:
+    from ._hmc import hmc_family
+    from ._mclmc import mclmc
+    from ._pathfinder import pathfinder
+    from ._sgmcmc import sgmcmc
+
+    warmup, samples, _ = counts
+    name, params = options.sampler, options.params
+    if name in ("nuts", "hmc"):
+        return hmc_family(name, target.logdensity_fn, target.positions, params, warmup, samples)
+    if name == "pathfinder":
+        return pathfinder(target.logdensity_fn, target.positions, params, samples)
+    if name == "mclmc":
+        return mclmc(target.logdensity_fn, target.positions, params, warmup, samples, init_key)
+    return sgmcmc(name, target.grad_fn, target.positions, params, warmup, samples)
+
+
+def run(loop: Any) -> tuple[NumpyroPredictiveOp | None, dict[str, Any]]:
+    """Sample ``loop.task``'s target with ``backend_options.sampler``; return the predictive
+    op and ``backend_info``.
+
+    Every user mistake is raised before anything compiles. The run's phases are
+    the sampler's (``warmup`` then ``sampling``); core's driver chunks them,
+    checkpoints after warmup and every ``Checkpoint.every_n_steps`` steps (sampler
+    state, adaptation, step count and draws so far) and resumes bit-identically.
+    """
+    started = time.perf_counter()
+    require_features(loop, supported=(), backend=BACKEND)
+    options = parse_options(loop.backend_options)
+    use_compilation_cache(options.compilation_cache)
+    task = as_blackjax_task(loop)
+    sg = options.sampler in SG_SAMPLERS
+    ignored = (
+        ("max_steps", "optimizer_config") if sg else ("max_steps", "batch_size", "optimizer_config")
+    )
+    unused = warn_unused_fields(loop, BACKEND, ignored)
+    with precision(options.x64):
+        return _run(loop, task, options, unused, started)
+
+
+def _load(loop: Any, task: BlackjaxTask, sg: bool) -> tuple[Any, Any]:
+    import jax.numpy as jnp
+
+    if loop.dataset is None:
+        return None, None
+    x, y = full_data(loop.dataset, "TrainingLoop.dataset")
+    dtype = jnp.result_type(float)
+    cast = lambda a: None if a is None else (a.astype(dtype) if a.dtype.kind == "f" else a)  # noqa: E731
+    return cast(np.asarray(x)), None if y is None else cast(np.asarray(y))
+
+
+def _run(
+    loop: Any, task: BlackjaxTask, options: BlackjaxOptions, unused: list[str], started: float
+) -> tuple[NumpyroPredictiveOp | None, dict[str, Any]]:
+    import jax
+
+    from pipekit_train.jax.checkpoint import checkpointer_for
+
+    from ._program import build_sampler_program, chain_mesh
+
+    sg = options.sampler in SG_SAMPLERS
+    x, y = _load(loop, task, sg)
+    check_target(task, options.sampler, x, y)
+    data = None
+    if sg:
+        from pipekit_train.jax.data import BatchIterator, BatchSource
+
+        n = int(np.shape(x)[0])
+        if loop.batch_size > n:
+            raise ConfigError(
+                f"TrainingLoop.batch_size ({loop.batch_size}) is larger than the dataset's {n} "
+                f"rows: {options.sampler}'s minibatches are drawn from it; use batch_size <= {n}",
+                field="batch_size",
+            )
+        rows = {"x": x} if y is None else {"x": x, "y": y}
+        data = BatchIterator(BatchSource(rows, loop.batch_size, loop.seed, shuffle=options.shuffle))
+    counts = task.counts()
+    init_key, run_key = jax.random.split(jax.random.PRNGKey(loop.seed))
+    target = build_target(task, options.sampler, x, y, counts[2], init_key)
+    sampler = _sampler(options, target, counts, init_key)
+    fp = _fingerprint(loop, task, options, sampler.carry, counts, x, y)
+    checkpointer = checkpointer_for(loop, fp, resume=options.resume)
+    mesh = chain_mesh(counts[2])
+    program = build_sampler_program(
+        sampler, target.postprocess, run_key, mesh=mesh, fixed_chunk=options.steps_per_call
+    )
+    result = run_driver(
+        loop,
+        program,
+        program.initial_carry,
+        data=data,
+        checkpointer=checkpointer,
+        steps_per_call=options.steps_per_call,
+        fingerprint=checkpointer.fingerprint if checkpointer is not None else fp,
+        is_primary=jax.process_index() == 0,
+        rng=program.base_key,
+    )
+    samples, stats = draws_by_chain(result.trace, counts[2])
+    final = program.tree(result.carry)
+    adapted = {
+        k: np.asarray(jax.device_get(final[k])).tolist()
+        for k in ("step_size", "inverse_mass_matrix", "L")
+        if k in final
+    }
+    op, diag, msgs = None, None, []
+    if samples and next(iter(samples.values())).shape[1] > 0:
+        diag = diagnostics(samples, stats.get("diverging"))
+        msgs = warn_diagnostics(diag, BACKEND)
+        op = _predictive_op(task, samples, stats, loop.seed)
+    info: dict[str, Any] = {
+        "backend": BACKEND,
+        "versions": library_versions(),
+        "devices": [str(d) for d in jax.devices()],
+        "chain_devices": 1 if mesh is None else int(mesh.size),
+        "x64": bool(options.x64),
+        "sampler": options.sampler,
+        "sampler_params": dict(options.params),
+        "step_meaning": sampler.step_meaning,
+        "num_warmup": counts[0],
+        "num_samples": counts[1],
+        "num_chains": counts[2],
+        "phases": {p.name: p.steps for p in sampler.phases},
+        "adapted": adapted,
+        "draws_collected": int(next(iter(samples.values())).shape[1]) if samples else 0,
+        "diagnostics": diag,
+        "divergences": diag["divergences"] if diag else None,
+        "warnings": msgs,
+        "ignored_fields": unused,
+        **sampler.info,
+        **result.run_info(started),
+    }
+    return op, info
+
+
+def _predictive_op(
+    task: BlackjaxTask, samples: dict[str, Any], stats: dict[str, Any], seed: int
+) -> NumpyroPredictiveOp:
+    nt = task.numpyro_task
+    if nt is not None:
+        return NumpyroPredictiveOp(
+            cast(Callable[..., Any], nt.model),
+            samples,
+            predictive_site=nt.predictive_site,
+            predictive_samples=nt.predictive_samples,
+            sample_stats=stats,
+            seed=seed,
+        )
+    return NumpyroPredictiveOp(
+        None,
+        samples,
+        predict_fn=task.predict_fn,
+        predictive_samples=task.predictive_samples,
+        sample_stats=stats,
+        seed=seed,
+    )

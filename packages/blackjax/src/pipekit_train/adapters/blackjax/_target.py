@@ -1,0 +1,173 @@
+"""The task as what a sampler needs: a log density (or gradient estimator), starts, draws.
+
+Checks that need no compilation come first (``check_target``): the shape of
+``init_position`` against ``logdensity_fn`` (``jax.eval_shape``), MCLMC's
+dimension floor, the stochastic-gradient samplers' dataset. Only then
+``build_target`` makes arrays (the NumPyro bridge's ``initialize_model``
+compiles the model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+
+from pipekit_train.adapters.bayes import check_task_on_data, log_density_from_model
+from pipekit_train.errors import ConfigError
+
+from ._mclmc import MIN_DIMENSIONS
+from ._task import BlackjaxTask
+
+__all__ = ["Target", "check_target", "build_target", "POSITION_SITE", "SG_SAMPLERS"]
+
+#: The site name of a raw array position in the draws and the predictive op.
+POSITION_SITE = "position"
+SG_SAMPLERS = ("sgld", "sghmc")
+
+
+@dataclass
+class Target:
+    """What the sampler runs on.
+
+    Attributes:
+        positions: the chains' starts, stacked on a leading chain axis.
+        logdensity_fn: the full-data log density (``None`` for sgld / sghmc).
+        grad_fn: the minibatch gradient estimator (sgld / sghmc only).
+        postprocess: one chain's position → ``{site: draw}`` (constrained, deterministic
+            sites included, for a NumPyro model).
+    """
+
+    positions: Any
+    logdensity_fn: Callable[[Any], Any] | None
+    grad_fn: Callable[[Any, Any], Any] | None
+    postprocess: Callable[[Any], dict[str, Any]]
+
+
+def _size(tree: Any) -> int:
+    import jax
+
+    return int(sum(np.prod(np.shape(leaf)) for leaf in jax.tree_util.tree_leaves(tree)))
+
+
+def _scalar_of(fn: Callable[..., Any], args: tuple[Any, ...], name: str, hint: str) -> None:
+    import jax
+
+    try:
+        out = jax.eval_shape(fn, *args)
+    except Exception as exc:  # the user's function does not fit the position
+        raise ConfigError(
+            f"task.init_position does not fit task.{name}: calling it on a position of "
+            f"shape {jax.tree_util.tree_map(np.shape, args[0])} failed with "
+            f"{type(exc).__name__}: {exc}; {hint}",
+            field="task.init_position",
+        ) from exc
+    if getattr(out, "shape", None) != ():
+        raise ConfigError(
+            f"task.{name} must return a scalar log density, got shape "
+            f"{getattr(out, 'shape', type(out).__name__)} for task.init_position",
+            field=f"task.{name}",
+        )
+
+
+def check_target(task: BlackjaxTask, sampler: str, x: Any, y: Any) -> None:
+    """Every check of the task against the sampler and data that compiles nothing."""
+    nt = task.numpyro_task
+    if sampler in SG_SAMPLERS:
+        if nt is not None or task.logprior_fn is None or task.loglik_fn is None:
+            raise ConfigError(
+                f"sampler {sampler!r} needs BlackjaxTask(logprior_fn=..., loglik_fn=..., "
+                "init_position=...): the prior and one datum's log-likelihood, which BlackJAX's "
+                "grad_estimator scales by N over the minibatch"
+                + (" (a numpyro_task is not bridged to minibatch gradients yet)" if nt else ""),
+                field="task.loglik_fn" if nt is None else "task.numpyro_task",
+            )
+        if x is None:
+            raise ConfigError(
+                f"sampler {sampler!r} draws minibatches from TrainingLoop.dataset, which is "
+                "missing; give dataset=(X, Y) or {'x': X, 'y': Y}",
+                field="dataset",
+            )
+        datum = {"x": np.asarray(x)[0], "y": None if y is None else np.asarray(y)[0]}
+        _scalar_of(task.logprior_fn, (task.init_position,), "logprior_fn", "fix its shape")
+        _scalar_of(
+            task.loglik_fn,
+            (task.init_position, datum),
+            "loglik_fn",
+            "loglik_fn(params, datum) gets one row {'x': x_i, 'y': y_i}",
+        )
+        return
+    if nt is not None:
+        if x is None:
+            raise ConfigError(
+                "a numpyro_task is conditioned on TrainingLoop.dataset, which is missing; "
+                "give dataset=(X, Y)",
+                field="dataset",
+            )
+        sites = check_task_on_data(nt, x, y)
+        dim = sum(
+            int(np.prod(s["shape"]))
+            for s in sites.values()
+            if s["type"] == "sample" and not s["is_observed"]
+        )
+    else:
+        if task.logdensity_fn is None:
+            raise ConfigError(
+                f"sampler {sampler!r} needs task.logdensity_fn (logprior_fn / loglik_fn serve "
+                "only sgld and sghmc)",
+                field="task.logdensity_fn",
+            )
+        _scalar_of(
+            task.logdensity_fn,
+            (task.init_position,),
+            "logdensity_fn",
+            "give one chain's start with the shape logdensity_fn expects",
+        )
+        dim = _size(task.init_position)
+    if sampler == "mclmc" and dim < MIN_DIMENSIONS:
+        raise ConfigError(
+            f"sampler 'mclmc' needs a target of at least {MIN_DIMENSIONS} dimensions, this one "
+            f"has {dim}; use sampler 'nuts' for a one-dimensional target",
+            field="task.init_position" if nt is None else "task.numpyro_task",
+        )
+
+
+def _as_sites(position: Any) -> dict[str, Any]:
+    return dict(position) if isinstance(position, dict) else {POSITION_SITE: position}
+
+
+def build_target(
+    task: BlackjaxTask, sampler: str, x: Any, y: Any, num_chains: int, init_key: Any
+) -> Target:
+    """The arrays and functions the sampler runs on (``check_target`` has passed)."""
+    import jax
+    import jax.numpy as jnp
+
+    dtype = jnp.result_type(float)
+
+    def stack(position: Any) -> Any:
+        def leaf(a: Any) -> Any:
+            a = jnp.asarray(a)
+            a = a.astype(dtype) if jnp.issubdtype(a.dtype, jnp.floating) else a
+            return jnp.broadcast_to(a, (num_chains, *a.shape))
+
+        return jax.tree_util.tree_map(leaf, position)
+
+    nt = task.numpyro_task
+    if nt is not None:
+        bridge = log_density_from_model(
+            cast(Callable[..., Any], nt.model),
+            jnp.asarray(x),
+            None if y is None else jnp.asarray(y),
+            rng_key=init_key,
+            num_chains=num_chains,
+        )
+        return Target(bridge.init_position, bridge.logdensity_fn, None, bridge.postprocess_fn)
+    grad_fn = None
+    if sampler in SG_SAMPLERS:
+        from blackjax.sgmcmc.gradients import grad_estimator
+
+        grad_fn = grad_estimator(task.logprior_fn, task.loglik_fn, int(np.shape(x)[0]))
+    return Target(stack(task.init_position), task.logdensity_fn, grad_fn, _as_sites)

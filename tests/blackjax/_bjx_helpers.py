@@ -1,0 +1,112 @@
+"""Shared test support for the blackjax backend: tiny targets, loops and one compile cache.
+
+Targets are small (a 3-d Gaussian, a 2-coefficient regression) and runs a few dozen
+draws, so the folder stays quick on two CPU cores; one JAX persistent compilation
+cache per test process (and its subprocesses) makes repeated programs cheap.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+
+_TESTS = str(Path(__file__).resolve().parents[1])  # also for the workers run as subprocesses
+if _TESTS not in sys.path:
+    sys.path.insert(0, _TESTS)
+
+from posterior_checks import criterion, param_values, pdb  # noqa: E402
+
+from pipekit_train import TrainingLoop  # noqa: E402
+from pipekit_train.adapters.blackjax import BlackjaxTask  # noqa: E402
+
+__all__ = [
+    "criterion",
+    "param_values",
+    "pdb",
+    "gauss_logdensity",
+    "gauss_task",
+    "regression_data",
+    "regression_task",
+    "compilation_cache_dir",
+    "loop_for",
+]
+
+SCALES = np.array([1.0, 2.0, 0.5])
+
+
+def gauss_logdensity(position: Any) -> Any:
+    """A 3-d Gaussian, mean (1, -1, 0.5) and sds (1, 2, 0.5)."""
+    mean = jnp.array([1.0, -1.0, 0.5])
+    return -0.5 * jnp.sum(((position - mean) / jnp.asarray(SCALES)) ** 2)
+
+
+def predict_linear(params: Any, x: Any) -> Any:
+    """``x @ params`` for the Gaussian target read as coefficients."""
+    return x @ params
+
+
+def gauss_task(**kw: Any) -> BlackjaxTask:
+    base = dict(logdensity_fn=gauss_logdensity, init_position=np.zeros(3), num_warmup=30)
+    base.update(kw)
+    return BlackjaxTask(**base)
+
+
+def regression_data(n: int = 64, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """y = 2 x0 - x1 + N(0, 0.5^2)."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 2)).astype(np.float32)
+    y = (x @ np.array([2.0, -1.0]) + 0.5 * rng.normal(size=n)).astype(np.float32)
+    return x, y
+
+
+def logprior(params: Any) -> Any:
+    """beta ~ Normal(0, 10)."""
+    return -0.5 * jnp.sum((params / 10.0) ** 2)
+
+
+def loglik(params: Any, datum: Any) -> Any:
+    """One datum's Normal(x . beta, 0.5) log-likelihood."""
+    return -0.5 * ((datum["y"] - datum["x"] @ params) / 0.5) ** 2
+
+
+def regression_task(**kw: Any) -> BlackjaxTask:
+    base = dict(logprior_fn=logprior, loglik_fn=loglik, init_position=np.zeros(2), num_warmup=20)
+    base.update(kw)
+    return BlackjaxTask(**base)
+
+
+_CACHE_DIR: str | None = None
+
+
+def compilation_cache_dir() -> str:
+    """One JAX persistent compilation cache per test process (subprocesses inherit it via
+    ``PIPEKIT_BJX_CACHE``); results do not depend on it."""
+    global _CACHE_DIR
+    if os.environ.get("PIPEKIT_BJX_CACHE"):
+        return os.environ["PIPEKIT_BJX_CACHE"]
+    if _CACHE_DIR is None:
+        _CACHE_DIR = tempfile.mkdtemp(prefix="pipekit-bjx-jax-cache-")
+        atexit.register(shutil.rmtree, _CACHE_DIR, True)
+        os.environ["PIPEKIT_BJX_CACHE"] = _CACHE_DIR
+    return _CACHE_DIR
+
+
+def loop_for(
+    task: Any, sampler: str = "nuts", *, options: dict[str, Any] | None = None, **kw: Any
+) -> TrainingLoop:
+    """A blackjax loop on ``task`` with the shared compilation cache."""
+    opts = {"sampler": sampler, "compilation_cache": compilation_cache_dir(), **(options or {})}
+    # A raw log density closes over its own data; core still asks every loop for a dataset.
+    base: dict[str, Any] = dict(
+        task=task, backend="blackjax", seed=3, backend_options=opts, dataset=regression_data()
+    )
+    base.update(kw)
+    return TrainingLoop(**base)

@@ -1,0 +1,62 @@
+"""A blackjax job run in a subprocess by the SIGKILL resume tests.
+
+Usage: python _resume_worker.py CKPT_DIR OUT_NPZ SAMPLER STEPS_PER_CALL KILL_AT HOOK
+
+- ``nuts``: eight schools (the NumPyro model, bridged), 2 vmapped chains, 30 warmup
+  (window adaptation) + 30 draws;
+- ``mclmc``: the 3-d Gaussian, 2 chains, tuning (one step) + 30 draws;
+- ``sgld``: the regression on minibatches of 16, 2 chains, 20 burn-in + 30 draws.
+
+A checkpoint every 10 steps. With KILL_AT > 0 the process SIGKILLs itself at that
+step ("step": at its host event; "checkpoint": right after its checkpoint was written).
+Otherwise it writes the draws to OUT_NPZ and prints backend_info's summary as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+
+import numpy as np
+from _bjx_helpers import gauss_task, loop_for, pdb, regression_data, regression_task
+from resume_killer import Killer
+
+from pipekit_train import Checkpoint
+from pipekit_train.adapters.bayes import NumpyroTask
+
+
+def main() -> None:
+    ckpt_dir, out, sampler, k, kill_at, hook = sys.argv[1:7]
+    warnings.simplefilter("ignore")
+    callbacks = [Checkpoint(every_n_steps=10), Killer(int(kill_at), hook)]
+    common = dict(checkpoint_dir=ckpt_dir, callbacks=callbacks, log_every_n_steps=5)
+    options = {"steps_per_call": int(k)}
+    if sampler == "nuts":
+        x, y = pdb.load_data("eight_schools-eight_schools_noncentered")
+        task = NumpyroTask(model=pdb.eight_schools, num_warmup=30, num_samples=30, num_chains=2)
+        loop = loop_for(
+            task, "nuts", options={**options, "target_accept": 0.9}, dataset=(x, y), **common
+        )
+    elif sampler == "mclmc":
+        loop = loop_for(
+            gauss_task(num_warmup=40, num_samples=30, num_chains=2),
+            "mclmc",
+            options=options,
+            **common,
+        )
+    else:
+        task = regression_task(num_samples=30, num_chains=2)
+        opts = {**options, "step_size": 1e-3, "step_size_power": 0.3}
+        loop = loop_for(
+            task, "sgld", options=opts, dataset=regression_data(), batch_size=16, **common
+        )
+    op, info = loop.run()
+    if info["interrupted"] is None:
+        np.savez(out, **op.samples_by_chain)
+    keys = ("final_step", "resumed_from_step", "interrupted", "draws_collected")
+    print(json.dumps({k2: info[k2] for k2 in keys}))
+
+
+if __name__ == "__main__":
+    main()
