@@ -104,7 +104,8 @@ def loop_for(
 ) -> TrainingLoop:
     """A blackjax loop on ``task`` with the shared compilation cache."""
     opts = {"sampler": sampler, "compilation_cache": compilation_cache_dir(), **(options or {})}
-    # A raw log density closes over its own data; core still asks every loop for a dataset.
+    # The regression rows by default (the NumPyro and SG-MCMC paths read them; the raw
+    # log densities ignore them); ``dataset=None`` for a loop without data.
     base: dict[str, Any] = dict(
         task=task, backend="blackjax", seed=3, backend_options=opts, dataset=regression_data()
     )

@@ -238,3 +238,17 @@ def test_validation_does_not_import_the_backend() -> None:
     """Nothing backend-specific is checked at construction: a loop for a backend that is
     not installed builds fine (run() is where the backend is resolved)."""
     TrainingLoop(**BASE, backend="lightning", backend_options={"trainer": {"precision": 16}})
+
+
+def test_dataset_may_be_left_out_only_by_a_task_that_brings_its_own_target() -> None:
+    class OwnTarget:
+        needs_dataset = False
+
+    class NeedsRows:
+        pass
+
+    loop = TrainingLoop(task=OwnTarget(), backend="equinox")
+    assert loop.dataset is None
+    with pytest.raises(ConfigError) as info:
+        TrainingLoop(task=NeedsRows(), backend="equinox")
+    assert info.value.field == "dataset"

@@ -14,7 +14,7 @@ import numpy as np
 from _ckpt_helpers import FINGERPRINT, assert_state_equal
 
 from pipekit_train.jax._packing import PACK_MAX_BYTES
-from pipekit_train.jax.checkpoint import Checkpointer, read_state
+from pipekit_train.jax.checkpoint import Checkpointer, read_state, read_trace
 
 
 def _state() -> dict:
@@ -87,3 +87,25 @@ def test_read_state_gives_every_leaf_by_its_key_path_without_a_template(tmp_path
         assert got[name].dtype == want.dtype
         np.testing.assert_array_equal(got[name], np.asarray(want))
     np.testing.assert_array_equal(got["rng"], np.asarray(jax.random.key_data(state["rng"])))
+
+
+def test_a_trace_is_packed_too_and_comes_back_by_name(tmp_path):
+    draws = 40
+    trace = {
+        "sample__mu": np.linspace(0, 1, draws, dtype=np.float32),
+        "sample__tau": np.arange(draws * 3, dtype=np.float32).reshape(draws, 3),
+        "diverging": np.zeros(draws, dtype=bool),
+        "num_steps": np.arange(draws, dtype=np.int32),
+    }
+    with Checkpointer(tmp_path, keep_last=2, fingerprint=FINGERPRINT) as ck:
+        ck.save(draws, _state(), {}, trace)
+        ck.wait()
+        saved = ck._mngr.item_metadata(draws)["trace"].tree
+        restored = ck.restore(_template(_state()))
+    assert sorted(saved) == ["packed__bool", "packed__float32", "packed__int32"]
+    assert restored is not None and restored.trace is not None
+    for got in (restored.trace, read_trace(tmp_path / str(draws))):
+        assert sorted(got) == sorted(trace)
+        for name, want in trace.items():
+            assert got[name].dtype == want.dtype, name
+            np.testing.assert_array_equal(got[name], want, err_msg=name)

@@ -143,7 +143,9 @@ class TrainingLoop:
 
     # -- validation -------------------------------------------------------------------------
     def _validate(self) -> None:
-        if self.dataset is None:
+        # A task that brings its own target (a raw log density) says so with
+        # ``needs_dataset = False``; its backend still refuses a sampler that needs data.
+        if self.dataset is None and getattr(self.task, "needs_dataset", True):
             raise ConfigError(
                 "TrainingLoop.dataset is required: give {'x': X, 'y': Y}, (X, Y), an indexable "
                 "of records, or a grain.MapDataset",

@@ -25,7 +25,15 @@ from typing import Any
 import jax
 import numpy as np
 
-__all__ = ["PACK_MAX_BYTES", "pack", "unpack", "layout_shapes", "item_template", "path_name"]
+__all__ = [
+    "PACK_MAX_BYTES",
+    "item_template",
+    "layout_shapes",
+    "pack",
+    "path_name",
+    "unpack",
+    "unpack_by_path",
+]
 
 #: Leaves of at most this many bytes are packed.
 PACK_MAX_BYTES = 1 << 20
@@ -119,6 +127,24 @@ def _np_dtype(name: str) -> np.dtype[Any]:
         return np.dtype(getattr(jax.numpy, name))
 
 
+def _values(item: Mapping[str, Any], entry: Mapping[str, Any]) -> Any:
+    """One leaf's values: its own item, or its slice of a packed buffer (host numpy)."""
+    if "item" in entry:
+        return item[entry["item"]]
+    shape = tuple(entry["shape"])
+    size = int(np.prod(shape, dtype=np.int64))
+    buffer = np.asarray(item[entry["buffer"]])
+    return buffer[entry["offset"] : entry["offset"] + size].reshape(shape)
+
+
+def unpack_by_path(item: Mapping[str, Any], layout: list[dict[str, Any]]) -> dict[str, Any]:
+    """Every leaf by its dotted key path, in the layout's order, without a template.
+
+    For a flat dict of host arrays (a sampler's trace) this is the dict itself.
+    """
+    return {e["path"]: np.array(_values(item, e)) for e in layout}
+
+
 def unpack(item: Mapping[str, Any], layout: list[dict[str, Any]], template: Any) -> Any:
     """The state, in ``template``'s structure, each leaf placed like the template's leaf.
 
@@ -129,15 +155,11 @@ def unpack(item: Mapping[str, Any], layout: list[dict[str, Any]], template: Any)
     leaves, treedef = jax.tree_util.tree_flatten(template)
     out: list[Any] = []
     for entry, leaf in zip(layout, leaves, strict=True):
+        values = _values(item, entry)
         if "item" in entry:
-            out.append(item[entry["item"]])
-            continue
-        buffer = np.asarray(item[entry["buffer"]])
-        shape = tuple(entry["shape"])
-        size = int(np.prod(shape, dtype=np.int64))
-        values = buffer[entry["offset"] : entry["offset"] + size].reshape(shape)
-        if isinstance(leaf, np.ndarray | np.generic):
-            out.append(values.copy())
+            out.append(values)
+        elif isinstance(leaf, np.ndarray | np.generic):
+            out.append(np.array(values))
         else:
             out.append(jax.device_put(values, getattr(leaf, "sharding", None)))
     return jax.tree_util.tree_unflatten(treedef, out)

@@ -34,7 +34,14 @@ from typing import Any
 
 from pipekit_train.errors import BackendNotInstalledError, CheckpointError, ConfigError
 from pipekit_train.fingerprint import OVERRIDE_HINT, check_fingerprint, fingerprint_diff, jsonable
-from pipekit_train.jax._packing import item_template, layout_shapes, pack, path_name, unpack
+from pipekit_train.jax._packing import (
+    item_template,
+    layout_shapes,
+    pack,
+    path_name,
+    unpack,
+    unpack_by_path,
+)
 
 __all__ = [
     "RESUME_MODES",
@@ -44,6 +51,7 @@ __all__ = [
     "fingerprint_diff",
     "inspect_checkpoints",
     "read_state",
+    "read_trace",
 ]
 
 RESUME_MODES = ("auto", "never", "force")
@@ -208,16 +216,15 @@ class Checkpointer:
         if step in self._mngr.all_steps():
             return False
         packed, layout = pack(state)
-        full_meta = jsonable(
-            {**dict(meta), "fingerprint": self.fingerprint, "step": step, "layout": layout}
-        )
-        items: dict[str, Any] = {
-            "state": ocp.args.StandardSave(packed),
-            "meta": ocp.args.JsonSave(full_meta),
-        }
+        extra: dict[str, Any] = {"layout": layout}
+        items: dict[str, Any] = {"state": ocp.args.StandardSave(packed)}
         if trace:
-            host = {str(k): np.asarray(v) for k, v in trace.items()}
-            items["trace"] = ocp.args.PyTreeSave(host)
+            packed_trace, extra["trace_layout"] = pack(
+                {str(k): np.asarray(v) for k, v in trace.items()}
+            )
+            items["trace"] = ocp.args.PyTreeSave(packed_trace)
+        full_meta = jsonable({**dict(meta), "fingerprint": self.fingerprint, "step": step, **extra})
+        items["meta"] = ocp.args.JsonSave(full_meta)
         saved: bool = self._mngr.save(step, args=ocp.args.Composite(**items), force=True)
         return saved
 
@@ -309,7 +316,7 @@ class Checkpointer:
         state = restored["state"]
         if layout is not None:
             state = unpack(state, layout, _restore_template(template))
-        trace = dict(restored["trace"]) if has_trace else None
+        trace = _trace_from(restored["trace"], meta) if has_trace else None
         return RestoreResult(step=step, state=state, meta=meta, trace=trace)
 
     def _check_fingerprint(self, step: int, saved: Mapping[str, Any]) -> None:
@@ -401,6 +408,41 @@ def checkpointer_for(
         resume=resume,
         async_save=async_save,
     )
+
+
+def _trace_from(item: Mapping[str, Any], meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The trace as ``{name: host array}``, unpacked if it was written packed."""
+    layout = meta.get("trace_layout")
+    return dict(item) if layout is None else unpack_by_path(item, layout)
+
+
+def read_trace(step_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The ``trace`` of one step folder as ``{name: host numpy array}``, or ``None``.
+
+    For tools that read a sampler's draws from disk (``bayes`` plots) without a run.
+    """
+    step_dir = Path(step_dir)
+    if not (step_dir / "trace").is_dir():
+        return None
+    meta = json.loads((step_dir / "meta" / "metadata").read_text())
+    return _trace_from(_read_numpy_item(step_dir / "trace"), meta)
+
+
+def _read_numpy_item(item_dir: Path) -> dict[str, Any]:
+    """One Orbax pytree item read back whole as host numpy arrays (no template needed)."""
+    import jax
+    import numpy as np
+    import orbax.checkpoint as ocp
+
+    with ocp.PyTreeCheckpointer() as ckptr:
+        tree = ckptr.metadata(item_dir)
+        tree = getattr(tree, "item_metadata", tree)
+        tree = getattr(tree, "tree", tree)
+        args = jax.tree.map(lambda _: ocp.RestoreArgs(restore_type=np.ndarray), tree)
+        item: dict[str, Any] = ckptr.restore(
+            item_dir, args=ocp.args.PyTreeRestore(restore_args=args)
+        )
+    return item
 
 
 def _numpy_restore_args(item_meta: Any) -> Any:
@@ -541,24 +583,16 @@ def read_state(step_dir: str | os.PathLike[str]) -> dict[str, Any]:
     their raw key data. For tests, debugging and tools that have no model to restore
     into; a run resumes through :meth:`Checkpointer.restore`.
     """
-    import jax
     import numpy as np
     import orbax.checkpoint as ocp
 
     step_dir = Path(step_dir)
     meta = json.loads((step_dir / "meta" / "metadata").read_text())
-    with ocp.PyTreeCheckpointer() as ckptr:
-        tree = ckptr.metadata(step_dir / "state")
-        tree = getattr(tree, "item_metadata", tree)
-        tree = getattr(tree, "tree", tree)
-        args = jax.tree.map(lambda _: ocp.RestoreArgs(restore_type=np.ndarray), tree)
-        item = ckptr.restore(step_dir / "state", args=ocp.args.PyTreeRestore(restore_args=args))
+    item = _read_numpy_item(step_dir / "state")
     layout = meta.get("layout")
     if layout is None:
         return {".".join(k): np.asarray(v) for k, v in ocp.tree.to_flat_dict(item).items()}
-    template = [np.empty(0)] * len(layout)  # numpy leaves: unpack returns numpy
-    leaves = unpack(item, layout, template)
-    return {e["path"]: np.asarray(v) for e, v in zip(layout, leaves, strict=True)}
+    return unpack_by_path(item, layout)
 
 
 def _inspect_step(step_dir: Path) -> tuple[dict[str, Any] | None, str | None]:

@@ -53,15 +53,10 @@ def _newest_trace_step(run_dir: Path) -> Path | None:
 
 
 def _read_trace(step_dir: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    import jax
-    import orbax.checkpoint as ocp
+    from pipekit_train.jax.checkpoint import read_trace
 
     meta = json.loads((step_dir / "meta" / "metadata").read_text())
-    with ocp.PyTreeCheckpointer() as ckptr:
-        step_meta = ckptr.metadata(step_dir / "trace")
-        tree = getattr(step_meta, "item_metadata", step_meta).tree
-        args = jax.tree.map(lambda _: ocp.RestoreArgs(restore_type=np.ndarray), tree)
-        trace = ckptr.restore(step_dir / "trace", args=ocp.args.PyTreeRestore(restore_args=args))
+    trace = read_trace(step_dir) or {}
     return {k: np.asarray(v) for k, v in trace.items()}, meta
 
 

@@ -128,6 +128,15 @@ class BlackjaxTask:
         _count(self.num_chains, 1, "num_chains")
         _count(self.predictive_samples, 1, "predictive_samples")
 
+    @property
+    def needs_dataset(self) -> bool:
+        """Only the NumPyro path is conditioned on ``TrainingLoop.dataset``.
+
+        A raw log density closes over its own data, so the loop may omit ``dataset``;
+        ``sgld`` / ``sghmc`` still need it (the backend refuses them without one).
+        """
+        return self.numpyro_task is not None
+
     def counts(self) -> tuple[int, int, int]:
         """``(num_warmup, num_samples, num_chains)``, the numpyro_task's where unset here."""
         t = self.numpyro_task
