@@ -12,7 +12,13 @@ from typing import Any
 
 from pipekit_train.errors import ConfigError, closest
 
-__all__ = ["BlackjaxOptions", "parse_options", "SAMPLERS", "SAMPLER_PARAMS"]
+__all__ = [
+    "BlackjaxOptions",
+    "parse_options",
+    "check_counts",
+    "SAMPLERS",
+    "SAMPLER_PARAMS",
+]
 
 #: sampler → {parameter: default}
 SAMPLER_PARAMS: dict[str, dict[str, Any]] = {
@@ -47,6 +53,16 @@ SAMPLER_PARAMS: dict[str, dict[str, Any]] = {
         "alpha": 0.01,
         "beta": 0.0,
     },
+    "smc": {
+        "num_particles": None,
+        "target_ess": 0.5,
+        "max_tempering_steps": 50,
+        "num_mcmc_steps": 10,
+        "step_size": 0.5,
+        "num_integration_steps": 5,
+        "init_scale": 1.0,
+    },
+    "svgd": {"num_updates": 200, "learning_rate": 0.1, "init_scale": 1.0},
 }
 SAMPLERS = tuple(SAMPLER_PARAMS)
 COMMON: dict[str, Any] = {
@@ -57,7 +73,7 @@ COMMON: dict[str, Any] = {
     "compilation_cache": None,
     "shuffle": True,
 }
-_POSITIVE = {"step_size", "desired_energy_var", "temperature"}
+_POSITIVE = {"step_size", "desired_energy_var", "temperature", "init_scale", "learning_rate"}
 _FRACTIONS = {"frac_tune1", "frac_tune2", "frac_tune3"}
 _INTS = {
     "max_num_doublings",
@@ -66,6 +82,9 @@ _INTS = {
     "maxiter",
     "maxcor",
     "num_elbo_samples",
+    "max_tempering_steps",
+    "num_mcmc_steps",
+    "num_updates",
 }
 _BOOLS = {"dense_mass", "diagonal_preconditioning", "x64", "shuffle"}
 
@@ -99,6 +118,13 @@ def _check_value(name: str, value: Any) -> Any:
     elif name in _INTS:
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise _bad(name, "an integer >= 1", value)
+    elif name == "num_particles":
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 2):
+            raise _bad(name, "an integer >= 2 (or unset: num_samples)", value)
+    elif name == "target_ess":
+        if not number or not 0 < value <= 1:
+            raise _bad(name, "a fraction in (0, 1]", value)
+        value = float(value)
     elif name == "target_accept":
         if not number or not 0 < value < 1:
             raise _bad(name, "a number in (0, 1)", value)
@@ -157,3 +183,15 @@ def parse_options(raw: dict[str, Any] | None) -> BlackjaxOptions:
     params = {k: _check_value(k, raw.get(k, d)) for k, d in own.items()}
     common = {k: _check_value(k, raw.get(k, d)) for k, d in COMMON.items() if k != "sampler"}
     return BlackjaxOptions(sampler=str(sampler), params=params, **common)
+
+
+def check_counts(options: BlackjaxOptions, num_samples: int) -> None:
+    """The particle samplers' count checks (the task's counts are known only at run time):
+    SVGD's particles are its ``num_samples`` draws, and a kernel over one particle is
+    degenerate, so both need at least two."""
+    if options.sampler == "svgd" and num_samples < 2:
+        raise ConfigError(
+            f"sampler 'svgd' moves num_samples particles (its draws are the final particles), "
+            f"so task.num_samples must be >= 2, got {num_samples}",
+            field="task.num_samples",
+        )

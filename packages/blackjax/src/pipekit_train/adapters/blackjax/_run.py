@@ -26,7 +26,7 @@ from pipekit_train.errors import ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.loop import require_features
 
-from ._options import BlackjaxOptions, parse_options
+from ._options import BlackjaxOptions, check_counts, parse_options
 from ._sampler import Sampler
 from ._target import SG_SAMPLERS, Target, build_target, check_target
 from ._task import BlackjaxTask, as_blackjax_task
@@ -80,6 +80,8 @@ def _sampler(options: BlackjaxOptions, target: Target, counts: Any, init_key: An
     from ._mclmc import mclmc
     from ._pathfinder import pathfinder
     from ._sgmcmc import sgmcmc
+    from ._smc import smc
+    from ._svgd import svgd
 
     warmup, samples, _ = counts
     name, params = options.sampler, options.params
@@ -87,6 +89,10 @@ def _sampler(options: BlackjaxOptions, target: Target, counts: Any, init_key: An
         return hmc_family(name, target.logdensity_fn, target.positions, params, warmup, samples)
     if name == "pathfinder":
         return pathfinder(target.logdensity_fn, target.positions, params, samples)
+    if name == "smc":
+        return smc(target.logdensity_fn, target.positions, params, samples, init_key)
+    if name == "svgd":
+        return svgd(target.logdensity_fn, target.positions, params, samples, init_key)
     if name == "mclmc":
         return mclmc(target.logdensity_fn, target.positions, params, warmup, samples, init_key)
     return sgmcmc(name, target.grad_fn, target.positions, params, warmup, samples)
@@ -137,6 +143,7 @@ def _run(
 
     sg = options.sampler in SG_SAMPLERS
     x, y = _load(loop, task, sg)
+    check_counts(options, task.counts()[1])
     check_target(task, options.sampler, x, y)
     data = None
     if sg:
@@ -176,14 +183,17 @@ def _run(
     final = program.tree(result.carry)
     adapted = {
         k: np.asarray(jax.device_get(final[k])).tolist()
-        for k in ("step_size", "inverse_mass_matrix", "L")
+        for k in ("step_size", "inverse_mass_matrix", "L", "lmbda", "tempering_steps")
         if k in final
     }
+    lmbda = adapted.get("lmbda")
     op, diag, msgs = None, None, []
     if samples and next(iter(samples.values())).shape[1] > 0:
         diag = diagnostics(samples, stats.get("diverging"))
         msgs = warn_diagnostics(diag, BACKEND)
         op = _predictive_op(task, samples, stats, loop.seed)
+    if lmbda is not None and min(lmbda) < 1.0:
+        msgs = [*msgs, _unfinished_tempering(lmbda, options)]
     info: dict[str, Any] = {
         "backend": BACKEND,
         "versions": library_versions(),
@@ -230,3 +240,16 @@ def _predictive_op(
         sample_stats=stats,
         seed=seed,
     )
+
+
+def _unfinished_tempering(lmbda: list[float], options: BlackjaxOptions) -> str:
+    """Warn (and return the message) when SMC's tempering budget ended before λ = 1."""
+    import warnings
+
+    msg = (
+        f"blackjax smc: tempering stopped at λ = {min(lmbda):.4g} < 1 after "
+        f"max_tempering_steps = {options.params['max_tempering_steps']}: the draws are from a "
+        "tempered target, not the posterior; raise max_tempering_steps or lower target_ess"
+    )
+    warnings.warn(msg, UserWarning, stacklevel=3)
+    return msg

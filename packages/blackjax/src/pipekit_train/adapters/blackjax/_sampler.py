@@ -16,7 +16,7 @@ from typing import Any
 
 from pipekit_train.driver import Phase
 
-__all__ = ["Sampler", "StepFn", "over_chains"]
+__all__ = ["Sampler", "StepFn", "over_chains", "around"]
 
 #: ``step(carry, batch, key) -> (carry, metrics, position)``; ``position`` has the chain axis.
 StepFn = Callable[[Any, Any, Any], tuple[Any, dict[str, Any], Any]]
@@ -40,6 +40,21 @@ def over_chains(fn: Callable[..., Any], num_chains: int, in_axes: Any = 0) -> Ca
         return jax.tree_util.tree_map(lambda v: v[None], fn(*squeezed))
 
     return one
+
+
+def around(key: Any, center: Any, scale: float, n: int) -> Any:
+    """``n`` points ``center + scale · N(0, 1)`` (leading axis ``n``), one key per leaf: the
+    first particles of the particle samplers (smc, svgd)."""
+    import jax
+    import jax.numpy as jnp
+
+    leaves, treedef = jax.tree_util.tree_flatten(center)
+    keys = jax.random.split(key, len(leaves))
+    out = [
+        c + scale * jax.random.normal(k, (n, *jnp.shape(c)), jnp.result_type(c))
+        for k, c in zip(keys, leaves, strict=True)
+    ]
+    return jax.tree_util.tree_unflatten(treedef, out)
 
 
 @dataclass
