@@ -5,9 +5,12 @@ Usage: python _resume_worker.py CKPT_DIR OUT_NPZ SAMPLER STEPS_PER_CALL KILL_AT 
 - ``nuts``: eight schools (the NumPyro model, bridged), 2 vmapped chains, 30 warmup
   (window adaptation) + 30 draws;
 - ``mclmc``: the 3-d Gaussian, 2 chains, tuning (one step) + 30 draws;
-- ``sgld``: the regression on minibatches of 16, 2 chains, 20 burn-in + 30 draws.
+- ``sgld``: the regression on minibatches of 16, 2 chains, 20 burn-in + 30 draws;
+- ``smc``: the 3-d Gaussian, 2 chains of 64 particles, a budget of 12 tempering steps (about
+  six used at target_ess 0.95) + the resampling step + 30 draws;
+- ``svgd``: the 3-d Gaussian, 2 chains of 30 particles, 20 updates + 30 draws.
 
-A checkpoint every 10 steps. With KILL_AT > 0 the process SIGKILLs itself at that
+A checkpoint every 10 steps (every 4 for smc, so one lands among its tempering steps). With KILL_AT > 0 the process SIGKILLs itself at that
 step ("step": at its host event; "checkpoint": right after its checkpoint was written).
 Otherwise it writes the draws to OUT_NPZ and prints backend_info's summary as JSON.
 """
@@ -29,7 +32,8 @@ from pipekit_train.adapters.bayes import NumpyroTask
 def main() -> None:
     ckpt_dir, out, sampler, k, kill_at, hook = sys.argv[1:7]
     warnings.simplefilter("ignore")
-    callbacks = [Checkpoint(every_n_steps=10), Killer(int(kill_at), hook)]
+    every = 4 if sampler == "smc" else 10
+    callbacks = [Checkpoint(every_n_steps=every), Killer(int(kill_at), hook)]
     common = dict(checkpoint_dir=ckpt_dir, callbacks=callbacks, log_every_n_steps=5)
     options = {"steps_per_call": int(k)}
     if sampler == "nuts":
@@ -45,6 +49,12 @@ def main() -> None:
             options=options,
             **common,
         )
+    elif sampler == "smc":
+        opts = {**options, "target_ess": 0.95, "max_tempering_steps": 12, "num_particles": 64}
+        loop = loop_for(gauss_task(num_samples=30, num_chains=2), "smc", options=opts, **common)
+    elif sampler == "svgd":
+        opts = {**options, "num_updates": 20}
+        loop = loop_for(gauss_task(num_samples=30, num_chains=2), "svgd", options=opts, **common)
     else:
         task = regression_task(num_samples=30, num_chains=2)
         opts = {**options, "step_size": 1e-3, "step_size_power": 0.3}

@@ -1,7 +1,8 @@
 """SIGKILL a blackjax run (real subprocess, real signal, real Orbax checkpoints), run it again:
 the draws are bit-identical to an uninterrupted run — NUTS killed during window adaptation
 and during sampling, MCLMC after its tuning step, SGLD mid-sampling (its minibatch stream
-resumes from the checkpoint). The killed and resumed runs also use another chunk size than
+resumes from the checkpoint), SMC among its tempering steps and SVGD among its particle
+updates. The killed and resumed runs also use another chunk size than
 the reference, so the chunking does not change the bits either."""
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from _bjx_helpers import compilation_cache_dir
 
 HERE = Path(__file__).parent
 WORKER = HERE / "_resume_worker.py"
-TOTAL = {"nuts": 60, "mclmc": 31, "sgld": 50}
+TOTAL = {"nuts": 60, "mclmc": 31, "sgld": 50, "smc": 43, "svgd": 50}
 
 
 def _run(tmp: Path, out: str, sampler: str, k: int, kill_at: int, hook: str):
@@ -59,6 +60,8 @@ def references(tmp_path_factory):
         ("nuts", 7, 40, "checkpoint"),  # in sampling, right after a checkpoint with draws
         ("mclmc", 3, 15, "step"),  # after the tuning step, mid-sampling
         ("sgld", 7, 35, "step"),  # mid-sampling, minibatch stream restored
+        ("smc", 3, 10, "step"),  # resumed from step 4 or 8, among the tempering steps
+        ("svgd", 7, 15, "step"),  # resumed from step 10, among the particle updates
     ],
 )
 def test_sigkill_then_rerun_gives_the_same_draws(
