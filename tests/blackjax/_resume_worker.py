@@ -8,7 +8,7 @@ Usage: python _resume_worker.py CKPT_DIR OUT_NPZ SAMPLER STEPS_PER_CALL KILL_AT 
 - ``sgld``: the regression on minibatches of 16, 2 chains, 20 burn-in + 30 draws;
 - ``smc``: the 3-d Gaussian, 2 chains of 64 particles, a budget of 12 tempering steps (about
   six used at target_ess 0.95) + the resampling step + 30 draws;
-- ``svgd``: the 3-d Gaussian, 2 chains of 30 particles, 20 updates + 30 draws.
+- ``svgd``: the 3-d Gaussian, 2 chains of 30 particles, 30 updates + 30 draws.
 
 A checkpoint every 10 steps (every 4 for smc, so one lands among its tempering steps). With KILL_AT > 0 the process SIGKILLs itself at that
 step ("step": at its host event; "checkpoint": right after its checkpoint was written).
@@ -53,7 +53,7 @@ def main() -> None:
         opts = {**options, "target_ess": 0.95, "max_tempering_steps": 12, "num_particles": 64}
         loop = loop_for(gauss_task(num_samples=30, num_chains=2), "smc", options=opts, **common)
     elif sampler == "svgd":
-        opts = {**options, "num_updates": 20}
+        opts = {**options, "num_updates": 30}
         loop = loop_for(gauss_task(num_samples=30, num_chains=2), "svgd", options=opts, **common)
     else:
         task = regression_task(num_samples=30, num_chains=2)
