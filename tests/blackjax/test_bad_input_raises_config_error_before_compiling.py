@@ -94,7 +94,7 @@ def test_unknown_sampler_lists_the_valid_ones(no_compile) -> None:
     msg = _raises(loop_for(gauss_task(), "nutz"), "backend_options.sampler", "did you mean")
     for name in SAMPLERS:
         assert name in msg
-    assert set(SAMPLERS) == {"nuts", "hmc", "mclmc", "pathfinder", "sgld", "sghmc"}
+    assert set(SAMPLERS) == {"nuts", "hmc", "mclmc", "pathfinder", "sgld", "sghmc", "smc", "svgd"}
 
 
 def test_parameter_of_another_sampler(no_compile) -> None:
@@ -120,6 +120,46 @@ def test_bad_parameter_value(no_compile) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("sampler", "option", "value", "words"),
+    [
+        ("smc", "target_ess", 0.0, "(0, 1]"),
+        ("smc", "target_ess", 1.5, "(0, 1]"),
+        ("smc", "num_particles", 1, ">= 2"),
+        ("smc", "max_tempering_steps", 0, ">= 1"),
+        ("smc", "num_mcmc_steps", 0, ">= 1"),
+        ("smc", "init_scale", -1.0, "positive"),
+        ("svgd", "learning_rate", 0.0, "positive"),
+        ("svgd", "num_updates", 0, ">= 1"),
+    ],
+)
+def test_bad_particle_sampler_value(sampler, option, value, words, no_compile) -> None:
+    loop = loop_for(gauss_task(), sampler, options={option: value})
+    _raises(loop, f"backend_options.{option}", words)
+
+
+def test_particle_sampler_unknown_parameter_lists_the_valid_ones(no_compile) -> None:
+    msg = _raises(
+        loop_for(gauss_task(), "smc", options={"num_updates": 5}),
+        "backend_options.num_updates",
+        "not a parameter of sampler 'smc'",
+        "svgd",
+    )
+    for name in ("num_particles", "target_ess", "max_tempering_steps", "num_mcmc_steps"):
+        assert name in msg
+    msg = _raises(
+        loop_for(gauss_task(), "svgd", options={"particles": 5}),
+        "backend_options.particles",
+        "not an option of blackjax",
+    )
+    for name in ("learning_rate", "num_updates", "init_scale"):
+        assert name in msg
+
+
+def test_svgd_with_fewer_than_two_particles(no_compile) -> None:
+    _raises(loop_for(gauss_task(num_samples=1), "svgd"), "task.num_samples", ">= 2")
+
+
 def test_init_position_that_does_not_fit_logdensity_fn(no_compile) -> None:
     def needs_three(p):
         return -0.5 * (p - np.ones(3)) @ (p - np.ones(3))
@@ -135,9 +175,9 @@ def test_mclmc_on_a_one_dimensional_target(no_compile) -> None:
 
 @pytest.mark.parametrize("sampler", ["sgld", "sghmc"])
 def test_sg_sampler_without_a_dataset(sampler, no_compile) -> None:
-    with pytest.raises(ConfigError) as info:
-        loop_for(regression_task(), sampler, dataset=None)
-    assert info.value.field == "dataset"
+    # A raw task needs no dataset to build the loop (task.needs_dataset), so the backend
+    # refuses the minibatch samplers at run time, still before compiling.
+    _raises(loop_for(regression_task(), sampler, dataset=None), "dataset", "minibatches")
 
 
 @pytest.mark.parametrize("sampler", ["sgld", "sghmc"])

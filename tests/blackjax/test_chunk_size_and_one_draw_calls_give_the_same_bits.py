@@ -1,7 +1,9 @@
 """The draws do not depend on how the driver cuts the run: one draw per jitted call
 (``steps_per_call=1``) and ``lax.scan`` chunks of 7 and 50 give the same bits, for one
 chain and for four vmapped chains — the adapted step size and mass matrix are traced
-carry in every path, so every path compiles the same step."""
+carry in every path, so every path compiles the same step. The particle samplers too: SMC
+(tempering steps, the no-ops after λ = 1 and the resampling step) and SVGD, one step per
+call against chunks of 7."""
 
 from __future__ import annotations
 
@@ -35,3 +37,27 @@ def test_nuts_chunks_of_1_7_and_50_are_bit_identical(num_chains: int) -> None:
 def test_hmc_chunks_are_bit_identical() -> None:
     ref = _draws(2, 1, "hmc")
     assert _draws(2, 7, "hmc")["position"].tobytes() == ref["position"].tobytes()
+
+
+@pytest.mark.parametrize(
+    ("sampler", "options"),
+    [
+        ("smc", {"max_tempering_steps": 8, "num_particles": 32}),  # tempering + no-ops + resample
+        ("svgd", {"num_updates": 15}),  # keyless particle updates
+    ],
+)
+def test_particle_samplers_one_step_calls_and_chunks_of_7_are_bit_identical(
+    sampler: str, options: dict
+) -> None:
+    def draws(k: int) -> np.ndarray:
+        task = gauss_task(num_samples=20, num_chains=2)
+        loop = loop_for(task, sampler, options={**options, "steps_per_call": k})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            op, info = loop.run()
+        assert info["draws_collected"] == 20
+        return op.samples_by_chain["position"]
+
+    ref = draws(1)
+    assert ref.shape == (2, 20, 3) and np.unique(ref[:, :, 0]).size > 10
+    assert draws(7).tobytes() == ref.tobytes()
