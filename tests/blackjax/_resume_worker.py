@@ -10,8 +10,9 @@ Usage: python _resume_worker.py CKPT_DIR OUT_NPZ SAMPLER STEPS_PER_CALL KILL_AT 
   six used at target_ess 0.95) + the resampling step + 30 draws;
 - ``svgd``: the 3-d Gaussian, 2 chains of 30 particles, 30 updates + 30 draws.
 
-A checkpoint every 10 steps (every 4 for smc, so one lands among its tempering steps). With KILL_AT > 0 the process SIGKILLs itself at that
-step ("step": at its host event; "checkpoint": right after its checkpoint was written).
+A checkpoint every 10 steps (every 4 for smc, so one lands among its tempering steps).
+With KILL_AT > 0 the process SIGKILLs itself at that step ("step": at its host event;
+"checkpoint": right after its checkpoint was written).
 Otherwise it writes the draws to OUT_NPZ and prints backend_info's summary as JSON.
 """
 

@@ -8,8 +8,9 @@ samples a raw log density. Core's driver runs every sampler in chunks, phases
 step, draws) and bit-identical resume after a kill.
 
 ``backend_options``: ``sampler`` (``nuts`` | ``hmc`` | ``mclmc`` | ``pathfinder`` |
-``sgld`` | ``sghmc``) and its parameters (see ``SAMPLER_PARAMS``), plus ``x64``, ``resume``,
-``steps_per_call``, ``compilation_cache`` and (sgld / sghmc) ``shuffle``.
+``sgld`` | ``sghmc`` | ``smc`` | ``svgd``) and its parameters (see ``SAMPLER_PARAMS``),
+plus ``x64``, ``resume``, ``steps_per_call``, ``compilation_cache`` and (sgld / sghmc)
+``shuffle``.
 Returns a ``NumpyroPredictiveOp`` and ``backend_info`` (ArviZ diagnostics).
 """
 

@@ -119,7 +119,9 @@ def _check_value(name: str, value: Any) -> Any:
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise _bad(name, "an integer >= 1", value)
     elif name == "num_particles":
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 2):
+        if value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or value < 2
+        ):
             raise _bad(name, "an integer >= 2 (or unset: num_samples)", value)
     elif name == "target_ess":
         if not number or not 0 < value <= 1:

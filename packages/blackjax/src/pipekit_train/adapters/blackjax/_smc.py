@@ -120,9 +120,7 @@ def smc(
                 new = TemperedSMCState(new.particles, new.weights.astype(dtype), lmbda)
                 return new, {
                     "acceptance_rate": jnp.mean(info.update_info.acceptance_rate).astype(dtype),
-                    "log_likelihood_increment": jnp.asarray(
-                        info.log_likelihood_increment, dtype
-                    ),
+                    "log_likelihood_increment": jnp.asarray(info.log_likelihood_increment, dtype),
                     "active": jnp.asarray(1, jnp.int32),
                 }
 

@@ -36,8 +36,9 @@ def svgd(
     init_key: Any,
 ) -> Sampler:
     """The ``svgd`` sampler from ``positions`` (chains stacked on axis 0)."""
-    import blackjax
     import optax
+
+    import blackjax
 
     num_chains = jax.tree_util.tree_leaves(positions)[0].shape[0]
     dtype = jnp.result_type(float)
