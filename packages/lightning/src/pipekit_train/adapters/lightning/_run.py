@@ -145,6 +145,27 @@ def _trainer_kwargs(
     return kwargs
 
 
+def _process_group_initialized() -> bool:
+    import torch.distributed as dist
+
+    return bool(dist.is_available() and dist.is_initialized())
+
+
+def _end_process_group() -> None:
+    """End the process group DDP started for this run, on every rank together.
+
+    Lightning leaves it alive after ``fit``; a gloo group still alive at interpreter
+    exit can abort the process ("terminate called without an active exception",
+    exit -6) after a run that succeeded. A group the user initialised before the
+    run is theirs and is left alone.
+    """
+    import torch.distributed as dist
+
+    if _process_group_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
+
+
 def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
     """Train ``loop`` with Lightning; return the trained ``TorchModelOp`` and ``backend_info``."""
     started = time.perf_counter()
@@ -241,6 +262,7 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
             num_workers=options.num_workers,
             accumulate=accumulate,
         )
+        owns_process_group = not _process_group_initialized()
         with StopSignals() as signals:
             bridge.signals = signals
             try:
@@ -259,6 +281,8 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
         bridge.finish_timing()
         state.step = start + trainer.global_step
         is_primary = trainer.is_global_zero
+        if owns_process_group and trainer.world_size > 1:
+            _end_process_group()
     else:
         is_primary = True
     runner = bridge.runner or bridge.make_runner(is_primary)
