@@ -15,10 +15,10 @@ def test_async_save_commits_after_wait(tmp_path):
     big = make_state(5.0, width=1_000_000)
     ck = Checkpointer(tmp_path, keep_last=2, fingerprint=FINGERPRINT, async_save=True)
     assert ck.save(5, big, {"note": "async", "data": it.get_state()})
-    # save() has returned, but the step is not committed yet: only Orbax's temporary
-    # folder exists, the finalised `5/` does not.
+    # save() has returned, but the step is not committed yet: the finalised `5/` does not
+    # exist (Orbax creates its temporary folder asynchronously too, so that folder may or
+    # may not be there yet).
     assert not (tmp_path / "5").exists()
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("5.")], list(tmp_path.iterdir())
     expected = it.next_batch()  # moving on at once does not change what was saved
     it.next_batch()
     ck.wait()
