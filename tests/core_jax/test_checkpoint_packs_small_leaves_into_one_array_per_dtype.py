@@ -11,8 +11,10 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from _ckpt_helpers import FINGERPRINT, assert_state_equal
 
+from pipekit_train.errors import CheckpointError
 from pipekit_train.jax._packing import PACK_MAX_BYTES
 from pipekit_train.jax.checkpoint import Checkpointer, read_state, read_trace
 
@@ -109,3 +111,10 @@ def test_a_trace_is_packed_too_and_comes_back_by_name(tmp_path):
         for name, want in trace.items():
             assert got[name].dtype == want.dtype, name
             np.testing.assert_array_equal(got[name], want, err_msg=name)
+
+
+def test_read_state_of_a_folder_that_is_no_step_is_a_checkpoint_error(tmp_path):
+    with pytest.raises(CheckpointError, match="not a readable checkpoint step folder"):
+        read_state(tmp_path)
+    with pytest.raises(CheckpointError, match="not a readable checkpoint step folder"):
+        read_trace(tmp_path / "7")

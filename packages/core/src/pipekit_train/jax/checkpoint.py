@@ -422,10 +422,22 @@ def read_trace(step_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
     For tools that read a sampler's draws from disk (``bayes`` plots) without a run.
     """
     step_dir = Path(step_dir)
+    meta = _step_meta(step_dir)
     if not (step_dir / "trace").is_dir():
         return None
-    meta = json.loads((step_dir / "meta" / "metadata").read_text())
     return _trace_from(_read_numpy_item(step_dir / "trace"), meta)
+
+
+def _step_meta(step_dir: Path) -> dict[str, Any]:
+    """The JSON meta of a finalised step folder, or a ``CheckpointError`` saying what is wrong."""
+    try:
+        meta: dict[str, Any] = json.loads((step_dir / "meta" / "metadata").read_text())
+    except (OSError, ValueError) as e:
+        raise CheckpointError(
+            f"{str(step_dir)!r} is not a readable checkpoint step folder (expected "
+            f"<checkpoint_dir>/<step>/meta/metadata): {type(e).__name__}: {e}"
+        ) from None
+    return meta
 
 
 def _read_numpy_item(item_dir: Path) -> dict[str, Any]:
@@ -587,7 +599,7 @@ def read_state(step_dir: str | os.PathLike[str]) -> dict[str, Any]:
     import orbax.checkpoint as ocp
 
     step_dir = Path(step_dir)
-    meta = json.loads((step_dir / "meta" / "metadata").read_text())
+    meta = _step_meta(step_dir)
     item = _read_numpy_item(step_dir / "state")
     layout = meta.get("layout")
     if layout is None:
