@@ -199,3 +199,27 @@ def test_numpyro_task_with_a_wrong_predictive_site(no_compile) -> None:
     x, y = pdb.load_data("eight_schools-eight_schools_noncentered")
     task = NumpyroTask(model=pdb.eight_schools, predictive_site="y", num_warmup=5, num_samples=5)
     _raises(loop_for(task, dataset=(x, y)), "task.predictive_site", "'obs'")
+
+
+def _model_without_n(x, y=None):
+    import numpyro
+    import numpyro.distributions as dist
+
+    beta = numpyro.sample("beta", dist.Normal(0.0, 10.0).expand([x.shape[1]]).to_event(1))
+    with numpyro.plate("data", x.shape[0]):
+        numpyro.sample("obs", dist.Normal(x @ beta, 0.5), obs=y)
+
+
+@pytest.mark.parametrize("sampler", ["sgld", "sghmc"])
+def test_sg_sampler_on_a_numpyro_model_without_n(sampler, no_compile) -> None:
+    # Its minibatch likelihood would count B rows, not N: refused, naming the fix.
+    task = NumpyroTask(model=_model_without_n, num_warmup=5, num_samples=5)
+    loop = loop_for(task, sampler, dataset=(X, Y), batch_size=8)
+    _raises(loop, "task.model", "takes no N", "subsample_size", f"batch_size={len(X)}")
+
+
+def test_sg_sampler_on_a_numpyro_model_without_a_dataset(no_compile) -> None:
+    task = NumpyroTask(model=_model_without_n, num_warmup=5, num_samples=5)
+    with pytest.raises(ConfigError) as info:
+        loop_for(task, "sgld", dataset=None, batch_size=8).run()
+    assert info.value.field == "dataset"

@@ -2,7 +2,9 @@
 
 - ``NumpyroTask`` — the model plus the settings each backend reads (no ``method`` field).
 - ``log_density_from_model`` / ``LogDensity`` — the model → log-density bridge
-  (``initialize_model``: potential, postprocess, a valid start) BlackJAX reuses.
+  (``initialize_model``: potential, postprocess, a valid start) BlackJAX reuses;
+  ``minibatch_log_density_from_model`` the same on minibatches (BlackJAX's SG-MCMC),
+  with ``bind_data_size`` binding the full data size ``N`` (shared with minibatch SVI).
 - ``NumpyroPredictiveOp`` — the posterior-predictive Operator the backends return.
 - ``diagnostics`` / ``diagnostic_warnings`` / ``to_inference_data`` — ArviZ's
   rank-normalised R-hat, bulk/tail ESS, MCSE, and the divergence count.
@@ -16,13 +18,24 @@ and wrap the likelihood in ``numpyro.plate("data", N, subsample_size=x.shape[0])
 ``functools.partial(model, N=len(x_train))``, so every batch is scaled by N/B.
 """
 
-from ._bridge import LogDensity, log_density_from_model
+from ._bridge import (
+    LogDensity,
+    MinibatchLogDensity,
+    log_density_from_model,
+    minibatch_log_density_from_model,
+)
 from ._checks import check_task_on_data
 from ._convergence import ConvergenceStop
 from ._data import check_finite, full_data
 from ._diagnostics import diagnostic_warnings, diagnostics, to_inference_data, warn_diagnostics
 from ._guides import GUIDE_NAMES, make_guide
-from ._model import check_model_signature, model_import_string, model_sites, resolve_model
+from ._model import (
+    bind_data_size,
+    check_model_signature,
+    model_import_string,
+    model_sites,
+    resolve_model,
+)
 from ._plots import PosteriorPlots, plot_posterior_predictive
 from ._predictive import NumpyroPredictiveOp
 from ._runtime import library_versions, precision, use_compilation_cache, warn_unused_fields
@@ -38,6 +51,9 @@ __all__ = [
     "make_guide",
     "LogDensity",
     "log_density_from_model",
+    "MinibatchLogDensity",
+    "minibatch_log_density_from_model",
+    "bind_data_size",
     "NumpyroPredictiveOp",
     "diagnostics",
     "diagnostic_warnings",

@@ -6,6 +6,11 @@ maps unconstrained values back to constrained ones (with the deterministic
 sites), and a valid starting point. BlackJAX samples ``logdensity_fn`` from
 ``init_position`` and reports ``postprocess_fn(z)``; NumPyro's own kernels are
 built from the model directly but agree with this bridge site by site.
+
+The minibatch form (``minibatch_log_density_from_model``) keeps the data an
+argument (``initialize_model(dynamic_args=True)``), so a stochastic-gradient
+sampler evaluates the log density of one minibatch at a time; the model's
+``numpyro.plate("data", N, subsample_size=x.shape[0])`` scales it by N/B.
 """
 
 from __future__ import annotations
@@ -16,7 +21,12 @@ from typing import Any
 
 import jax
 
-__all__ = ["LogDensity", "log_density_from_model"]
+__all__ = [
+    "LogDensity",
+    "MinibatchLogDensity",
+    "log_density_from_model",
+    "minibatch_log_density_from_model",
+]
 
 
 @dataclass(frozen=True)
@@ -76,5 +86,62 @@ def log_density_from_model(
         logdensity_fn=logdensity_fn,
         potential_fn=potential,
         postprocess_fn=info.postprocess_fn,
+        init_position=info.param_info.z,
+    )
+
+
+@dataclass(frozen=True)
+class MinibatchLogDensity:
+    """A model as a log density on unconstrained space, evaluated one minibatch at a time.
+
+    Attributes:
+        logdensity_fn: ``(z, batch) -> log p(z) + N/B * log p(batch | z)`` for a batch
+            ``{"x": x_b, "y": y_b}`` of B rows (log-Jacobians included); its expectation
+            over uniformly drawn batches is the full-data log density.
+        postprocess_fn: ``z -> {site: constrained value}`` on the full data.
+        init_position: a valid unconstrained start per chain (leading chain axis).
+    """
+
+    logdensity_fn: Callable[[Any, Any], jax.Array]
+    postprocess_fn: Callable[[Any], dict[str, jax.Array]]
+    init_position: Any
+
+
+def minibatch_log_density_from_model(
+    model: Callable[..., Any],
+    x: Any,
+    y: Any,
+    batch_size: int,
+    *,
+    rng_key: jax.Array,
+    num_chains: int,
+) -> MinibatchLogDensity:
+    """Build the :class:`MinibatchLogDensity` of ``model`` on the dataset ``(x, y)``.
+
+    ``model`` must scale its likelihood itself (``bind_data_size`` binds ``N``).
+    Its data plate asks for a key to draw subsample indices it never uses (the
+    batch is already ``x``); a fixed key serves it, hidden from the sample sites
+    so every chain still starts from its own point.
+    """
+    from numpyro import handlers
+    from numpyro.infer import init_to_uniform
+    from numpyro.infer.util import initialize_model
+
+    keyed = handlers.seed(model, rng_seed=0, hide_types=["sample"])
+    info = initialize_model(
+        jax.random.split(rng_key, num_chains),
+        keyed,
+        model_args=(x[:batch_size], None if y is None else y[:batch_size]),
+        init_strategy=init_to_uniform,
+        dynamic_args=True,
+    )
+    potential, postprocess = info.potential_fn, info.postprocess_fn
+
+    def logdensity_fn(z: Any, batch: Any) -> jax.Array:
+        return -potential(batch["x"], batch.get("y"))(z)
+
+    return MinibatchLogDensity(
+        logdensity_fn=logdensity_fn,
+        postprocess_fn=postprocess(x, y),
         init_position=info.param_info.z,
     )

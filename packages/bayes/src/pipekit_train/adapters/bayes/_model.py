@@ -22,7 +22,13 @@ from typing import Any
 
 from pipekit_train.errors import ConfigError
 
-__all__ = ["check_model_signature", "model_import_string", "resolve_model", "model_sites"]
+__all__ = [
+    "bind_data_size",
+    "check_model_signature",
+    "model_import_string",
+    "resolve_model",
+    "model_sites",
+]
 
 _IMPORT_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
@@ -106,6 +112,36 @@ def partial_kwargs(model: Callable[..., Any]) -> dict[str, Any]:
             )
         return dict(model.keywords)
     return {}
+
+
+def bind_data_size(
+    model: Callable[..., Any], n: int, batch_size: int, *, backend: str = "numpyro-svi"
+) -> Callable[..., Any]:
+    """``model`` with ``N=n`` bound when it takes ``N``, so each minibatch counts N/B times.
+
+    Shared by the minibatch backends (``numpyro-svi``, blackjax's ``sgld`` / ``sghmc``):
+    the model's ``numpyro.plate("data", N, subsample_size=x.shape[0])`` then scales the
+    likelihood of a batch of B rows to the whole dataset. A model without ``N`` is only
+    accepted when every batch is the whole dataset; an ``N`` the user bound is kept.
+    """
+    try:
+        takes_n = "N" in inspect.signature(model).parameters
+    except (TypeError, ValueError):
+        takes_n = False
+    if isinstance(model, functools.partial) and "N" in model.keywords:
+        return model
+    if takes_n:
+        return functools.partial(model, N=n)
+    if batch_size < n:
+        raise ConfigError(
+            f"TrainingLoop.batch_size ({batch_size}) is smaller than the dataset ({n} rows) but "
+            f"task.model takes no N, so each {backend} minibatch's likelihood would count only "
+            f"{batch_size} points. Write model(x, y=None, N=None) with "
+            'numpyro.plate("data", N, subsample_size=x.shape[0]) around the likelihood, or set '
+            f"batch_size={n}",
+            field="task.model",
+        )
+    return model
 
 
 def model_sites(model: Callable[..., Any], x: Any, y: Any) -> dict[str, dict[str, Any]]:

@@ -22,7 +22,6 @@ from pipekit_train.adapters.bayes import (
     warn_unused_fields,
 )
 from pipekit_train.driver import run_driver
-from pipekit_train.errors import ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.loop import require_features
 
@@ -144,23 +143,16 @@ def _run(
     sg = options.sampler in SG_SAMPLERS
     x, y = _load(loop, task, sg)
     check_counts(options, task.counts()[1])
-    check_target(task, options.sampler, x, y)
+    check_target(task, options.sampler, x, y, loop.batch_size)
     data = None
     if sg:
         from pipekit_train.jax.data import BatchIterator, BatchSource
 
-        n = int(np.shape(x)[0])
-        if loop.batch_size > n:
-            raise ConfigError(
-                f"TrainingLoop.batch_size ({loop.batch_size}) is larger than the dataset's {n} "
-                f"rows: {options.sampler}'s minibatches are drawn from it; use batch_size <= {n}",
-                field="batch_size",
-            )
         rows = {"x": x} if y is None else {"x": x, "y": y}
         data = BatchIterator(BatchSource(rows, loop.batch_size, loop.seed, shuffle=options.shuffle))
     counts = task.counts()
     init_key, run_key = jax.random.split(jax.random.PRNGKey(loop.seed))
-    target = build_target(task, options.sampler, x, y, counts[2], init_key)
+    target = build_target(task, options.sampler, x, y, counts[2], init_key, loop.batch_size)
     sampler = _sampler(options, target, counts, init_key)
     fp = _fingerprint(loop, task, options, sampler.carry, counts, x, y)
     checkpointer = checkpointer_for(loop, fp, resume=options.resume)

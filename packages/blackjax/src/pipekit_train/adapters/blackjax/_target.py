@@ -15,7 +15,12 @@ from typing import Any, cast
 
 import numpy as np
 
-from pipekit_train.adapters.bayes import check_task_on_data, log_density_from_model
+from pipekit_train.adapters.bayes import (
+    bind_data_size,
+    check_task_on_data,
+    log_density_from_model,
+    minibatch_log_density_from_model,
+)
 from pipekit_train.errors import ConfigError
 
 from ._mclmc import MIN_DIMENSIONS
@@ -72,32 +77,51 @@ def _scalar_of(fn: Callable[..., Any], args: tuple[Any, ...], name: str, hint: s
         )
 
 
-def check_target(task: BlackjaxTask, sampler: str, x: Any, y: Any) -> None:
+def _check_sg(task: BlackjaxTask, sampler: str, x: Any, y: Any, batch_size: int) -> None:
+    """sgld / sghmc: a dataset to draw minibatches from, and a target split over its rows."""
+    nt = task.numpyro_task
+    if x is None:
+        raise ConfigError(
+            f"sampler {sampler!r} draws minibatches from TrainingLoop.dataset, which is "
+            "missing; give dataset=(X, Y) or {'x': X, 'y': Y}",
+            field="dataset",
+        )
+    n = int(np.shape(x)[0])
+    if batch_size > n:
+        raise ConfigError(
+            f"TrainingLoop.batch_size ({batch_size}) is larger than the dataset's {n} "
+            f"rows: {sampler}'s minibatches are drawn from it; use batch_size <= {n}",
+            field="batch_size",
+        )
+    if nt is not None:
+        model = bind_data_size(
+            cast(Callable[..., Any], nt.model), n, batch_size, backend=f"blackjax {sampler}"
+        )
+        check_task_on_data(nt, x, y, model=model)
+        return
+    if task.logprior_fn is None or task.loglik_fn is None:
+        raise ConfigError(
+            f"sampler {sampler!r} needs BlackjaxTask(logprior_fn=..., loglik_fn=..., "
+            "init_position=...): the prior and one datum's log-likelihood, which BlackJAX's "
+            "grad_estimator scales by N over the minibatch (or a numpyro_task whose model "
+            "takes N)",
+            field="task.loglik_fn",
+        )
+    datum = {"x": np.asarray(x)[0], "y": None if y is None else np.asarray(y)[0]}
+    _scalar_of(task.logprior_fn, (task.init_position,), "logprior_fn", "fix its shape")
+    _scalar_of(
+        task.loglik_fn,
+        (task.init_position, datum),
+        "loglik_fn",
+        "loglik_fn(params, datum) gets one row {'x': x_i, 'y': y_i}",
+    )
+
+
+def check_target(task: BlackjaxTask, sampler: str, x: Any, y: Any, batch_size: int) -> None:
     """Every check of the task against the sampler and data that compiles nothing."""
     nt = task.numpyro_task
     if sampler in SG_SAMPLERS:
-        if nt is not None or task.logprior_fn is None or task.loglik_fn is None:
-            raise ConfigError(
-                f"sampler {sampler!r} needs BlackjaxTask(logprior_fn=..., loglik_fn=..., "
-                "init_position=...): the prior and one datum's log-likelihood, which BlackJAX's "
-                "grad_estimator scales by N over the minibatch"
-                + (" (a numpyro_task is not bridged to minibatch gradients yet)" if nt else ""),
-                field="task.loglik_fn" if nt is None else "task.numpyro_task",
-            )
-        if x is None:
-            raise ConfigError(
-                f"sampler {sampler!r} draws minibatches from TrainingLoop.dataset, which is "
-                "missing; give dataset=(X, Y) or {'x': X, 'y': Y}",
-                field="dataset",
-            )
-        datum = {"x": np.asarray(x)[0], "y": None if y is None else np.asarray(y)[0]}
-        _scalar_of(task.logprior_fn, (task.init_position,), "logprior_fn", "fix its shape")
-        _scalar_of(
-            task.loglik_fn,
-            (task.init_position, datum),
-            "loglik_fn",
-            "loglik_fn(params, datum) gets one row {'x': x_i, 'y': y_i}",
-        )
+        _check_sg(task, sampler, x, y, batch_size)
         return
     if nt is not None:
         if x is None:
@@ -139,7 +163,13 @@ def _as_sites(position: Any) -> dict[str, Any]:
 
 
 def build_target(
-    task: BlackjaxTask, sampler: str, x: Any, y: Any, num_chains: int, init_key: Any
+    task: BlackjaxTask,
+    sampler: str,
+    x: Any,
+    y: Any,
+    num_chains: int,
+    init_key: Any,
+    batch_size: int,
 ) -> Target:
     """The arrays and functions the sampler runs on (``check_target`` has passed)."""
     import jax
@@ -156,6 +186,23 @@ def build_target(
         return jax.tree_util.tree_map(leaf, position)
 
     nt = task.numpyro_task
+    if nt is not None and sampler in SG_SAMPLERS:
+        n = int(np.shape(x)[0])
+        model = bind_data_size(cast(Callable[..., Any], nt.model), n, batch_size)
+        minibatch = minibatch_log_density_from_model(
+            model,
+            jnp.asarray(x),
+            None if y is None else jnp.asarray(y),
+            batch_size,
+            rng_key=init_key,
+            num_chains=num_chains,
+        )
+        return Target(
+            minibatch.init_position,
+            None,
+            jax.grad(minibatch.logdensity_fn),
+            minibatch.postprocess_fn,
+        )
     if nt is not None:
         bridge = log_density_from_model(
             cast(Callable[..., Any], nt.model),

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
 import time
 from typing import Any
 
@@ -11,6 +9,7 @@ import numpy as np
 
 from pipekit_train.adapters.bayes import (
     NumpyroPredictiveOp,
+    bind_data_size,
     check_task_on_data,
     full_data,
     library_versions,
@@ -30,31 +29,6 @@ from ._options import SviOptions, parse_options
 BACKEND = "numpyro-svi"
 
 __all__ = ["run", "BACKEND", "bind_data_size"]
-
-
-def bind_data_size(model: Any, n: int, batch_size: int) -> Any:
-    """``model`` with ``N=n`` bound when it takes ``N`` (so minibatches are scaled by N/B).
-
-    A model without ``N`` is only accepted when every batch is the whole dataset.
-    """
-    try:
-        takes_n = "N" in inspect.signature(model).parameters
-    except (TypeError, ValueError):
-        takes_n = False
-    if isinstance(model, functools.partial) and "N" in model.keywords:
-        return model
-    if takes_n:
-        return functools.partial(model, N=n)
-    if batch_size < n:
-        raise ConfigError(
-            f"TrainingLoop.batch_size ({batch_size}) is smaller than the dataset ({n} rows) but "
-            "task.model takes no N, so each minibatch's likelihood would count only "
-            f"{batch_size} points. Write model(x, y=None, N=None) with "
-            'numpyro.plate("data", N, subsample_size=x.shape[0]) around the likelihood, or set '
-            f"batch_size={n}",
-            field="task.model",
-        )
-    return model
 
 
 def _guide_name(guide: Any) -> str:
