@@ -53,7 +53,8 @@ def to_inference_data(
 
 def diagnostics(samples: Mapping[str, Any], diverging: Any = None) -> dict[str, Any]:
     """Per-site ``mean``, ``sd``, ``r_hat``, ``ess_bulk``, ``ess_tail``, ``mcse_mean``
-    (nested lists, JSON-able) and the total ``divergences``.
+    (nested lists, JSON-able), ``nonfinite`` (how many values are NaN or infinite) and the
+    total ``divergences``.
 
     ``samples`` are grouped by chain, ``(chains, draws, …)``; ``sd`` uses ddof = 1.
     """
@@ -85,6 +86,7 @@ def diagnostics(samples: Mapping[str, Any], diverging: Any = None) -> dict[str, 
             "ess_bulk": np.asarray(bulk[name]).tolist(),
             "ess_tail": np.asarray(tail[name]).tolist(),
             "mcse_mean": np.asarray(mcse[name]).tolist(),
+            "nonfinite": int(flat.size - np.count_nonzero(np.isfinite(flat))),
         }
     num_chains, num_draws = next(iter(np.asarray(v).shape[:2] for v in samples.values()))
     return {
@@ -104,6 +106,14 @@ def _worst(values: Any, pick: Any) -> float:
 def diagnostic_warnings(diag: Mapping[str, Any]) -> list[str]:
     """The warnings a run's diagnostics call for (empty when it looks converged)."""
     out: list[str] = []
+    broken = {n: s["nonfinite"] for n, s in diag["sites"].items() if s.get("nonfinite")}
+    if broken:
+        sites = ", ".join(f"{n} ({k})" for n, k in sorted(broken.items()))
+        out.append(
+            f"draws that are NaN or infinite for {sites}: the sampler diverged, and every "
+            "statistic of those sites is meaningless; lower the step size "
+            "(backend_options.step_size) or start nearer the posterior"
+        )
     chains = diag["num_chains"]
     if chains > 1:
         bad = {
