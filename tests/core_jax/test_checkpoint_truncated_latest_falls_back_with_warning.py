@@ -51,9 +51,9 @@ def test_falls_back_to_previous_step(tmp_path, damage):
         _truncate_largest_file(bad)
     elif damage == "garbage-meta":
         (bad / "meta" / "metadata").write_text('{"fingerp')
-    elif damage == "garbage-trace":
-        manifest = bad / "trace" / "manifest.ocdbt"
-        manifest.write_bytes(b"\0" * manifest.stat().st_size)
+    elif damage == "garbage-trace":  # the trace is zarr arrays too: garble one's metadata
+        zarray = sorted((bad / "trace").rglob(".zarray"))[0]
+        zarray.write_text('{"chunks": [')
     else:  # the state item is zarr arrays (no OCDBT): zero one array's metadata
         zarray = sorted((bad / "state").rglob(".zarray"))[0]
         zarray.write_bytes(b"\0" * zarray.stat().st_size)
