@@ -34,6 +34,7 @@ from ._model import (
     check_model_signature,
     model_import_string,
     model_sites,
+    resolve_callable,
     resolve_model,
 )
 from ._plots import PosteriorPlots, plot_posterior_predictive
@@ -61,6 +62,7 @@ __all__ = [
     "to_inference_data",
     "check_model_signature",
     "resolve_model",
+    "resolve_callable",
     "model_sites",
     "model_import_string",
     "check_task_on_data",

@@ -24,6 +24,7 @@ from pipekit_train.errors import ConfigError
 
 __all__ = [
     "bind_data_size",
+    "resolve_callable",
     "check_model_signature",
     "model_import_string",
     "resolve_model",
@@ -33,30 +34,43 @@ __all__ = [
 _IMPORT_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
-def resolve_model(model: Any, field: str) -> Callable[..., Any]:
-    """``model`` itself, or the object a ``'module:attr'`` string names."""
-    if isinstance(model, str):
-        if not _IMPORT_RE.match(model):
+def resolve_callable(value: Any, field: str, expected: str) -> Any:
+    """``value`` itself, or the object a ``'module:attr'`` import string names (``None`` stays).
+
+    How a YAML file gives the Bayesian tasks their functions (a model, a log density):
+    ``pkgutil.resolve_name`` imports the code the user named. ``expected`` says what the
+    field takes, for the messages.
+    """
+    if isinstance(value, str):
+        if not _IMPORT_RE.match(value):
             raise ConfigError(
-                f"{field} is the string {model!r}; give a callable model(x, y=None) or an "
-                "import string 'package.module:function'",
+                f"{field} is the string {value!r}; give {expected} or an import string "
+                "'package.module:function'",
                 field=field,
             )
         try:
-            model = pkgutil.resolve_name(model)
+            value = pkgutil.resolve_name(value)
         except (ImportError, AttributeError, ValueError) as exc:
             raise ConfigError(
-                f"{field}: cannot import {model!r} ({type(exc).__name__}: {exc}); is the "
+                f"{field}: cannot import {value!r} ({type(exc).__name__}: {exc}); is the "
                 "module on PYTHONPATH?",
                 field=field,
             ) from exc
-    if not callable(model):
+    if value is not None and not callable(value):
         raise ConfigError(
-            f"{field} must be a NumPyro model, a function model(x, y=None); got "
-            f"{type(model).__name__}",
+            f"{field} must be {expected}; got {type(value).__name__}",
             field=field,
         )
-    return model
+    return value
+
+
+def resolve_model(model: Any, field: str) -> Callable[..., Any]:
+    """``model`` itself, or the object a ``'module:attr'`` string names."""
+    expected = "a NumPyro model, a function model(x, y=None)"
+    if model is None:
+        raise ConfigError(f"{field} must be {expected}; got None", field=field)
+    resolved: Callable[..., Any] = resolve_callable(model, field, expected)
+    return resolved
 
 
 def check_model_signature(model: Callable[..., Any], field: str) -> None:

@@ -17,33 +17,16 @@ YAML file can build the task (``pkgutil.resolve_name``, the code the user named)
 
 from __future__ import annotations
 
-import pkgutil
 from dataclasses import dataclass
 from typing import Any
 
-from pipekit_train.adapters.bayes import NumpyroTask
+from pipekit_train.adapters.bayes import NumpyroTask, resolve_callable
 from pipekit_train.errors import ConfigError
 
 __all__ = ["BlackjaxTask", "as_blackjax_task"]
 
 _FUNCTIONS = ("logdensity_fn", "predict_fn", "logprior_fn", "loglik_fn")
 _RAW = ("logdensity_fn", "logprior_fn", "loglik_fn")
-
-
-def _resolve(value: Any, name: str) -> Any:
-    field = f"task.{name}"
-    if isinstance(value, str):
-        try:
-            value = pkgutil.resolve_name(value)
-        except (ImportError, AttributeError, ValueError) as exc:
-            raise ConfigError(
-                f"{field}: cannot import {value!r} ({type(exc).__name__}: {exc}); give a "
-                "callable or a 'package.module:function' string on PYTHONPATH",
-                field=field,
-            ) from exc
-    if value is not None and not callable(value):
-        raise ConfigError(f"{field} must be a function, got {type(value).__name__}", field=field)
-    return value
 
 
 def _count(value: Any, low: int, name: str) -> None:
@@ -87,7 +70,7 @@ class BlackjaxTask:
 
     def __post_init__(self) -> None:
         for name in _FUNCTIONS:
-            setattr(self, name, _resolve(getattr(self, name), name))
+            setattr(self, name, resolve_callable(getattr(self, name), f"task.{name}", "a function"))
         raw = [n for n in _RAW if getattr(self, n) is not None]
         if self.numpyro_task is not None:
             if not isinstance(self.numpyro_task, NumpyroTask):
