@@ -61,6 +61,7 @@ SAMPLER_PARAMS: dict[str, dict[str, Any]] = {
         "step_size": 0.5,
         "num_integration_steps": 5,
         "init_scale": 1.0,
+        "mass_matrix": "particles",
     },
     "svgd": {"num_updates": 200, "learning_rate": 0.1, "init_scale": 1.0},
 }
@@ -147,6 +148,8 @@ def _check_value(name: str, value: Any) -> Any:
         if not number or value < 0:
             raise _bad(name, "a number >= 0", value)
         value = float(value)
+    elif name == "mass_matrix" and value not in ("particles", "identity"):
+        raise _bad(name, "'particles' (the particles' variance) or 'identity'", value)
     elif name == "warm_start" and value not in ("none", "pathfinder"):
         raise _bad(name, "'none' or 'pathfinder'", value)
     elif name == "resume" and value not in ("auto", "never", "force"):

@@ -5,8 +5,13 @@ likelihood to temper; a task gives one log density. So the particles start from 
 **reference** ``N(init_position, init_scale²)`` (per leaf, independent) and the tempered
 path is ``ref^(1-λ) · target^λ``: ``logprior_fn = log ref`` and ``loglikelihood_fn =
 logdensity - log ref``, which at ``λ = 1`` is the target exactly. The inner kernel is HMC
-(``step_size``, ``num_integration_steps``, identity mass), its parameters shared by every
-particle through ``blackjax.smc.extend_params``, ``num_mcmc_steps`` moves per tempering step.
+(``step_size``, ``num_integration_steps``), its parameters shared by every particle through
+``blackjax.smc.extend_params``, ``num_mcmc_steps`` moves per tempering step. Its diagonal
+inverse mass matrix is, by default (``mass_matrix="particles"``), the weighted variance of
+the particles at the start of each tempering step, so ``step_size`` is in units of the
+particles' own spread as it shrinks from the reference's to the posterior's (a posterior sd
+of 0.001 under a reference of scale 1 would otherwise need a step size no fixed value
+serves); ``"identity"`` keeps a unit mass.
 
 Step meaning (three phases, all through the driver, all checkpointed and resumable):
 
@@ -64,6 +69,7 @@ def smc(
     from blackjax.smc import extend_params, resampling
     from blackjax.smc.tempered import TemperedSMCState
     from blackjax.util import pytree_size
+    from jax.flatten_util import ravel_pytree
 
     num_chains = jax.tree_util.tree_leaves(positions)[0].shape[0]
     num_particles = params["num_particles"] or num_samples
@@ -71,7 +77,18 @@ def smc(
     dtype = jnp.result_type(float)
     dim = pytree_size(jax.tree_util.tree_map(lambda a: a[0], positions))
 
-    def one_chain_algorithm(center: Any) -> Any:
+    def inverse_mass(state: Any) -> Any:
+        """The diagonal of the inner HMC's inverse mass: the particles' weighted variance."""
+        if params["mass_matrix"] == "identity":
+            return jnp.ones((dim,), dtype)
+        flat = jax.vmap(lambda p: ravel_pytree(p)[0])(state.particles)
+        w = state.weights[:, None]
+        mean = jnp.sum(w * flat, axis=0)
+        var = jnp.sum(w * (flat - mean) ** 2, axis=0)
+        # Particles collapsed onto one value in a dimension: keep the move possible there.
+        return jnp.maximum(var, jnp.finfo(dtype).tiny).astype(dtype)
+
+    def one_chain_algorithm(center: Any, imm: Any) -> Any:
         logref = _reference_logdensity(center, scale)
         return blackjax.adaptive_tempered_smc(
             logref,
@@ -81,7 +98,7 @@ def smc(
             extend_params(
                 {
                     "step_size": jnp.asarray(params["step_size"], dtype),
-                    "inverse_mass_matrix": jnp.ones((dim,), dtype),
+                    "inverse_mass_matrix": imm,
                     "num_integration_steps": params["num_integration_steps"],
                 }
             ),
@@ -113,7 +130,7 @@ def smc(
     def temper(carry: dict[str, Any], batch: Any, key: Any) -> tuple[Any, ...]:
         def one_chain(k: Any, state: Any, center: Any, used: Any) -> tuple[Any, ...]:
             def move(s: Any) -> tuple[Any, dict[str, Any]]:
-                new, info = one_chain_algorithm(center).step(k, s)
+                new, info = one_chain_algorithm(center, inverse_mass(s)).step(k, s)
                 lmbda = jnp.asarray(new.tempering_param, dtype)
                 # λ + (1 - λ) can round to 1 - ulp: snap it, or the run would never finish.
                 lmbda = jnp.where(lmbda > 1.0 - _SNAP, jnp.asarray(1.0, dtype), lmbda)
