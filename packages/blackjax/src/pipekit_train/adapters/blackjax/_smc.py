@@ -65,11 +65,12 @@ def smc(
     init_key: Any,
 ) -> Sampler:
     """The ``smc`` sampler from ``positions`` (chains stacked on axis 0)."""
+    from jax.flatten_util import ravel_pytree
+
     import blackjax
     from blackjax.smc import extend_params, resampling
     from blackjax.smc.tempered import TemperedSMCState
     from blackjax.util import pytree_size
-    from jax.flatten_util import ravel_pytree
 
     num_chains = jax.tree_util.tree_leaves(positions)[0].shape[0]
     num_particles = params["num_particles"] or num_samples
