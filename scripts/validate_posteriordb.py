@@ -236,7 +236,8 @@ BLACKJAX_TEXT = [
     "init_values. hmc's fixed trajectory needs its own length on two posteriors: on kidiq 10 "
     "steps of the adapted ~0.67 step under a dense mass matrix is ~2π, so each transition "
     "comes back near its start (R-hat 1.32), 4 steps mix; on gp_pois_regr target_accept 0.99 "
-    "adapts a ~0.012 step and 10 steps are a random walk (R-hat 2.1), 128 steps mix.",
+    "adapts a ~0.012 step and 10 steps are a random walk (R-hat 2.1), 128 steps mix; on the "
+    "mixture 10 steps give R-hat 1.013 at 1,000 draws, hence 2,000.",
     "- **mclmc** is unadjusted (its bias shows in z and the sd ratio): desired_energy_var "
     "1e-4 (BlackJAX's 5e-4 put sblrc's correlated betas at sd 1.09-1.13 of the reference's) "
     "and 2,000 draws (arK's R-hat was 1.022 at 1,000). sblrc failed before with R-hat 1.077: "
@@ -246,15 +247,16 @@ BLACKJAX_TEXT = [
     "transit, got a preconditioner ~1e4 too wide and a step of 0.0026 (the others ~0.2) and "
     "never mixed. 10,000 warmup (a 33,333-step tuner) fixes it: a tuning choice, a recipe "
     "setting, not a missing option. Still failing, honestly tuned: kidiq (a -0.99 "
-    "correlation that the diagonal preconditioner of BlackJAX 1.7.1's tuner cannot undo: "
-    "R-hat 1.13 at 2,000 draws, 1.012 with means 0.2 sd_ref off at 8,000 draws and 5,000 "
-    "warmup) and gp_pois_regr (rho: R-hat 1.16 at 2,000 draws, 1.07 at 6,000 draws and "
-    "2,000 warmup).",
+    "correlation that the diagonal preconditioner of BlackJAX 1.7.1's tuner cannot undo: at "
+    "1,000 warmup sd ratios up to 8.8 and R-hat 3.2; at 5,000 warmup R-hat 1.13 at 2,000 "
+    "draws, 1.012 with means 0.2 sd_ref off at 8,000) and gp_pois_regr (rho: R-hat 1.16 "
+    "at 2,000 draws, 1.07 at 6,000 draws and 2,000 warmup).",
     "- **blackjax smc** (sblrc and the mixture): adaptive tempered SMC from N(start, 1) with "
     "an identity-mass HMC inner kernel at one fixed step size (the backend has no inner-kernel "
     "tuning), judged by the MCMC criterion. The mixture (sds 0.01-0.07 in the unconstrained "
-    "space) reaches λ = 1 in 14-21 tempering steps. sblrc fails: its tempered targets shrink "
-    "from sd 1 to the betas' 0.001 (sigma's 0.07), and a step stable at the end does not move "
+    "space) reaches λ = 1 within its 30-step budget (the note gives the steps used). sblrc "
+    "fails: its tempered targets shrink from sd 1 to the betas' 0.001 (sigma's 0.07), and a "
+    "step stable at the end does not move "
     "the early particles, which collapse onto a few; every chain still reaches λ = 1, so the "
     "weights look healthy while the particles are not (at step 5e-4 and 10 × 10 moves the sd "
     "ratios were up to 1,000 and one chain stopped at λ = 0.36 after 80 steps). What it would "
