@@ -48,7 +48,7 @@ def test_named_sites_start_at_the_value_and_the_rest_stay_uniform(sampler: str) 
     assert len(set(np.round(given["sigma"], 8))) == 3 and np.all(np.abs(given["sigma"]) < 2)
 
 
-def test_a_run_starts_from_init_values() -> None:
+def test_a_run_with_init_values_samples_and_reports_them() -> None:
     """A whole run with init_values (a constrained sigma among them) samples and reports
     the values it started from in ``backend_info``."""
     task = NumpyroTask(model=regression, num_warmup=0, num_samples=2, num_chains=2)

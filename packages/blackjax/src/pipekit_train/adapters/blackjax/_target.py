@@ -77,7 +77,7 @@ def _scalar_of(fn: Callable[..., Any], args: tuple[Any, ...], name: str, hint: s
         )
 
 
-def _check_init_values(task: BlackjaxTask, sites: dict[str, Any] | None, values: Any) -> None:
+def _check_init_values(sites: dict[str, Any] | None, values: Any) -> None:
     """``backend_options.init_values`` names latent sites of the NumPyro model, in their shapes."""
     if not values:
         return
@@ -161,7 +161,7 @@ def check_target(
     """Every check of the task against the sampler and data that compiles nothing."""
     nt = task.numpyro_task
     if sampler in SG_SAMPLERS:
-        _check_init_values(task, _check_sg(task, sampler, x, y, batch_size), init_values)
+        _check_init_values(_check_sg(task, sampler, x, y, batch_size), init_values)
         return
     sites = None
     if nt is not None:
@@ -191,7 +191,7 @@ def check_target(
             "give one chain's start with the shape logdensity_fn expects",
         )
         dim = _size(task.init_position)
-    _check_init_values(task, sites, init_values)
+    _check_init_values(sites, init_values)
     if sampler == "mclmc" and dim < MIN_DIMENSIONS:
         raise ConfigError(
             f"sampler 'mclmc' needs a target of at least {MIN_DIMENSIONS} dimensions, this one "
