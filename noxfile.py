@@ -204,9 +204,11 @@ def wheels(session: nox.Session) -> None:
 
 @nox.session
 def validate(session: nox.Session) -> None:
-    """All seven posteriordb posteriors on numpyro-mcmc and numpyro-svi → docs/validation.md.
+    """posteriordb posteriors on numpyro-mcmc, numpyro-svi and blackjax → docs/validation.md.
 
-    Not in CI (several minutes on 2 cores). Needs the posteriordb copy beside the checkout
+    All seven on numpyro-mcmc, numpyro-svi and blackjax nuts / hmc / mclmc; sblrc and the
+    mixture on blackjax smc, sgld and sghmc (minibatches; SG-MCMC by its own stated
+    tolerance). Not in CI (~15 minutes on 2 cores). Needs the posteriordb copy beside the checkout
     (``shared/posteriordb``) or ``PIPEKIT_POSTERIORDB``; arguments go to the script, e.g.
     ``nox -s validate -- --backends mcmc --out /tmp/validation.md``.
     """

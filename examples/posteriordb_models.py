@@ -234,20 +234,172 @@ def mcmc_loop(name: str, *, seed: int = 0) -> Any:
     )
 
 
+#: The ``blackjax`` recipes beyond :data:`SETTINGS`, sampler → posterior → overrides, measured
+#: (4 chains, float64, seed 0; docs/validation.md states the results). ``"*"`` applies to every
+#: posterior; ``num_warmup`` / ``num_samples`` go to the task, the rest to ``backend_options``.
+BLACKJAX_SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
+    "nuts": {},
+    "hmc": {
+        # A fixed trajectory: 10 steps of the adapted ~0.67 step with a dense mass matrix is ~2π
+        # on this near-Gaussian posterior, so each transition comes back almost to where it
+        # started (R-hat 1.32); 4 steps (~π) mix.
+        "kidiq-kidscore_interaction": {"num_integration_steps": 4, "num_samples": 2000},
+        # target_accept 0.99 adapts a step of ~0.012: 10 steps are a random walk (R-hat 2.1).
+        "gp_pois_regr-gp_pois_regr": {"num_integration_steps": 128, "num_samples": 2000},
+        # 10 steps mix slowly here: R-hat 1.013 at 1,000 draws, 1.009 at 2,000.
+        "low_dim_gauss_mix-low_dim_gauss_mix": {"num_samples": 2000},
+    },
+    "mclmc": {
+        # A fifth of BlackJAX's default energy error: MCLMC is unadjusted, and at 5e-4 the sd
+        # of sblrc's correlated betas came out 1.09-1.13 of the reference's (1.02-1.05 at 1e-4).
+        "*": {"desired_energy_var": 1e-4, "num_samples": 2000},
+        # The tuner's first stage (frac_tune1 of its steps) must bring every chain from its
+        # init_to_uniform start, ~1000 posterior sds away, into the typical set before the
+        # second stage estimates the diagonal preconditioner; with 3000 warmup (1000 stage-one
+        # steps) one chain was still in transit, got a preconditioner 1e4 too wide and a step
+        # of 0.0026 (the others ~0.2) and never mixed: R-hat 1.077.
+        "sblrc-blr": {"num_warmup": 10000},
+        # Fails still (docs/validation.md): the -0.99 correlation is beyond a diagonal
+        # preconditioner; at 1,000 warmup the tuner left sd ratios up to 8.8 (R-hat 3.2).
+        "kidiq-kidscore_interaction": {"num_warmup": 5000},
+    },
+    # Tempered SMC from N(start, 1) with an identity-mass HMC inner kernel at one fixed step
+    # size (the backend has no inner-kernel tuning). Under vmap every chain pays every step of
+    # the max_tempering_steps budget, so the budget is kept near what the chains use.
+    "smc": {
+        # Sds 0.012-0.066 (unconstrained): one step size fits from the reference to the end.
+        "low_dim_gauss_mix-low_dim_gauss_mix": {
+            "num_particles": 500,
+            "step_size": 0.02,
+            "num_integration_steps": 5,
+            "num_mcmc_steps": 5,
+            "max_tempering_steps": 30,
+        },
+        # The tempered targets shrink from sd 1 to the betas' 0.001 (sigma's 0.07): a step
+        # stable at the end does not move the early particles, which then collapse onto a
+        # few (measured: at step 5e-4, 10 x 10 moves, sd ratios up to 1000 and one chain at
+        # λ = 0.36 after 80 steps). Kept to show the limit, not tuned into a pass.
+        "sblrc-blr": {
+            "step_size": 0.0008,
+            "num_integration_steps": 20,
+            "num_mcmc_steps": 20,
+            "max_tempering_steps": 100,
+        },
+    },
+}
+
+
+def blackjax_settings(name: str, sampler: str = "nuts") -> tuple[int, int, dict[str, Any]]:
+    """``(num_warmup, num_samples, backend_options)`` of ``sampler`` on posterior ``name``:
+    :data:`SETTINGS` (``target_accept`` / ``dense_mass`` only for nuts / hmc; ``init_values``
+    for every sampler), then :data:`BLACKJAX_SETTINGS`."""
+    settings = dict(SETTINGS[name])
+    num_warmup = settings.pop("num_warmup", 1000)
+    init_values = settings.pop("init_values", None)
+    if sampler not in ("nuts", "hmc"):
+        settings = {}
+    if init_values:
+        settings["init_values"] = init_values
+    recipe = BLACKJAX_SETTINGS.get(sampler, {})
+    settings.update(recipe.get("*", {}))
+    settings.update(recipe.get(name, {}))
+    num_warmup = settings.pop("num_warmup", num_warmup)
+    num_samples = settings.pop("num_samples", 1000)
+    return num_warmup, num_samples, settings
+
+
 def blackjax_loop(
-    name: str, sampler: str = "nuts", *, seed: int = 0, num_samples: int = 1000
+    name: str, sampler: str = "nuts", *, seed: int = 0, num_samples: int | None = None
 ) -> Any:
-    """The ``blackjax`` backend on posterior ``name``: the same NumPyro model, data, chains,
-    float64 and sampler settings as :func:`mcmc_loop` (``init_values`` has no BlackJAX
-    counterpart and is dropped; ``nuts`` / ``hmc`` take ``target_accept`` and ``dense_mass``)."""
+    """The ``blackjax`` backend on posterior ``name``: the same NumPyro model, data, chains and
+    float64 as :func:`mcmc_loop`, with :func:`blackjax_settings` (``num_samples`` overrides
+    the recipe's draws)."""
     from pipekit_train import TrainingLoop
     from pipekit_train.adapters.bayes import NumpyroTask
 
-    settings = dict(SETTINGS[name])
-    num_warmup = settings.pop("num_warmup", 1000)
-    settings.pop("init_values", None)
-    if sampler not in ("nuts", "hmc"):
-        settings = {}
+    num_warmup, draws, settings = blackjax_settings(name, sampler)
+    x, y = load_data(name)
+    return TrainingLoop(
+        task=NumpyroTask(
+            model=MODELS[name],
+            num_warmup=num_warmup,
+            num_samples=num_samples or draws,
+            num_chains=4,
+        ),
+        dataset=(x, y),
+        backend="blackjax",
+        seed=seed,
+        backend_options={"sampler": sampler, "x64": True, "steps_per_call": 500, **settings},
+        log_every_n_steps=500,
+    )
+
+
+#: sgld / sghmc recipes, posterior → sampler → settings (measured, seed 0; the bias they leave
+#: is in docs/validation.md). ``batch_size`` is the minibatch, ``num_warmup`` the burn-in, the
+#: rest ``backend_options``. Step sizes are bounded by the stiffest direction (sblrc's betas:
+#: posterior sd 0.001 at correlation 0.8) and there is no preconditioning, so the slowest one
+#: (sblrc's sigma, 75 times wider) needs ~1e5 steps per independent draw: hence the counts.
+SG_SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
+    "sblrc-blr": {
+        "sgld": {"batch_size": 50, "num_warmup": 10000, "num_samples": 1000000, "step_size": 1e-7},
+        # SGHMC keeps one minibatch for a whole trajectory, so a trajectory longer than the
+        # stiff directions allow follows that batch's posterior (measured: 50 steps of 2e-5
+        # put the betas' sd at 1.29-1.48 of the reference's, sigma's mean 1.45 sd_ref high).
+        "sghmc": {
+            "batch_size": 50,
+            "num_warmup": 5000,
+            "num_samples": 100000,
+            "step_size": 2e-5,
+            "num_integration_steps": 20,
+        },
+    },
+    "low_dim_gauss_mix-low_dim_gauss_mix": {
+        "sgld": {
+            "batch_size": 100,
+            "num_warmup": 20000,
+            "num_samples": 40000,
+            "step_size": 3e-5,
+            "step_size_power": 0.1,
+        },
+        # Batch 250: at batch 100 the same run put mu[2]'s sd at 1.84 of the reference's.
+        "sghmc": {
+            "batch_size": 250,
+            "num_warmup": 2000,
+            "num_samples": 10000,
+            "step_size": 2e-4,
+            "num_integration_steps": 50,
+        },
+    },
+}
+
+
+def sg_init_values(name: str) -> dict[str, Any]:
+    """Where the SG chains start (every chain the same point): SG-MCMC is usually started at an
+    optimum, and from ``init_to_uniform`` it does not get there (sblrc: three of four chains
+    diverged or drifted to sigma > 100 at any step that moves sigma; the mixture: chains
+    settle in the mode that merges both components). sblrc: the least-squares fit and its
+    residual sd; the mixture: ``SETTINGS``' mu = (-1, 1), the rest uniform."""
+    if name == "sblrc-blr":
+        x, y = load_data(name)
+        beta, *_ = np.linalg.lstsq(x, y, rcond=None)
+        resid = y - x @ beta
+        sigma = float(np.sqrt(resid @ resid / (len(y) - x.shape[1])))
+        return {"beta": beta.tolist(), "sigma": sigma}
+    return dict(SETTINGS[name].get("init_values", {}))
+
+
+def sg_loop(name: str, sampler: str, *, seed: int = 0) -> Any:
+    """``sgld`` / ``sghmc`` of the ``blackjax`` backend on posterior ``name``'s NumPyro model,
+    on minibatches (the model's ``N`` bound to the dataset size by the backend), 4 chains,
+    float64, :data:`SG_SETTINGS`, started at :func:`sg_init_values`."""
+    from pipekit_train import TrainingLoop
+    from pipekit_train.adapters.bayes import NumpyroTask
+
+    settings = dict(SG_SETTINGS[name][sampler])
+    settings["init_values"] = sg_init_values(name)
+    batch_size = settings.pop("batch_size")
+    num_warmup = settings.pop("num_warmup")
+    num_samples = settings.pop("num_samples")
     x, y = load_data(name)
     return TrainingLoop(
         task=NumpyroTask(
@@ -255,9 +407,10 @@ def blackjax_loop(
         ),
         dataset=(x, y),
         backend="blackjax",
+        batch_size=batch_size,
         seed=seed,
-        backend_options={"sampler": sampler, "x64": True, "steps_per_call": 500, **settings},
-        log_every_n_steps=500,
+        backend_options={"sampler": sampler, "x64": True, "steps_per_call": 1000, **settings},
+        log_every_n_steps=1000,
     )
 
 

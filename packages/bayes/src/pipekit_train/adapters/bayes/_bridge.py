@@ -115,13 +115,15 @@ def minibatch_log_density_from_model(
     *,
     rng_key: jax.Array,
     num_chains: int,
+    init_strategy: Callable[..., Any] | None = None,
 ) -> MinibatchLogDensity:
     """Build the :class:`MinibatchLogDensity` of ``model`` on the dataset ``(x, y)``.
 
     ``model`` must scale its likelihood itself (``bind_data_size`` binds ``N``).
     Its data plate asks for a key to draw subsample indices it never uses (the
     batch is already ``x``); a fixed key serves it, hidden from the sample sites
-    so every chain still starts from its own point.
+    so every chain still starts from its own point (``init_strategy``, default
+    ``init_to_uniform``, as :func:`log_density_from_model`).
     """
     from numpyro import handlers
     from numpyro.infer import init_to_uniform
@@ -132,7 +134,7 @@ def minibatch_log_density_from_model(
         jax.random.split(rng_key, num_chains),
         keyed,
         model_args=(x[:batch_size], None if y is None else y[:batch_size]),
-        init_strategy=init_to_uniform,
+        init_strategy=init_strategy or init_to_uniform,
         dynamic_args=True,
     )
     potential, postprocess = info.potential_fn, info.postprocess_fn

@@ -73,6 +73,7 @@ COMMON: dict[str, Any] = {
     "steps_per_call": 100,
     "compilation_cache": None,
     "shuffle": True,
+    "init_values": None,
 }
 _POSITIVE = {"step_size", "desired_energy_var", "temperature", "init_scale", "learning_rate"}
 _FRACTIONS = {"frac_tune1", "frac_tune2", "frac_tune3"}
@@ -101,6 +102,9 @@ class BlackjaxOptions:
     steps_per_call: int = 100
     compilation_cache: Any = None
     shuffle: bool = True
+    #: site → starting value for every chain of a NumPyro task (the other sites
+    #: ``init_to_uniform``), as numpyro-mcmc's ``init_values``; ``None``: all uniform.
+    init_values: dict[str, Any] | None = None
 
 
 def _where(name: str) -> str:
@@ -154,7 +158,27 @@ def _check_value(name: str, value: Any) -> Any:
         raise _bad(name, "'none' or 'pathfinder'", value)
     elif name == "resume" and value not in ("auto", "never", "force"):
         raise _bad(name, "one of auto, never, force", value)
+    elif name == "init_values" and value is not None:
+        value = _init_values(value)
     return value
+
+
+def _init_values(value: Any) -> dict[str, Any]:
+    """``{site: value}`` with numeric, finite values (as float64 NumPy arrays)."""
+    import numpy as np
+
+    if not isinstance(value, dict) or not value:
+        raise _bad("init_values", "a non-empty mapping of site names to starting values", value)
+    out = {}
+    for site, v in value.items():
+        try:
+            a = np.asarray(v, dtype=float)
+        except (TypeError, ValueError):
+            raise _bad(f"init_values.{site}", "a number or an array of numbers", v) from None
+        if not isinstance(site, str) or not np.all(np.isfinite(a)):
+            raise _bad(f"init_values.{site}", "finite numbers under a site name", v)
+        out[site] = a
+    return out
 
 
 def parse_options(raw: dict[str, Any] | None) -> BlackjaxOptions:

@@ -69,6 +69,9 @@ def _fingerprint(
             "counts": list(counts),
             "sampler": options.sampler,
             "params": options.params,
+            "init_values": {
+                k: np.asarray(v).tolist() for k, v in (options.init_values or {}).items()
+            },
             "x64": options.x64,
         },
     )
@@ -143,7 +146,7 @@ def _run(
     sg = options.sampler in SG_SAMPLERS
     x, y = _load(loop, task, sg)
     check_counts(options, task.counts()[1])
-    check_target(task, options.sampler, x, y, loop.batch_size)
+    check_target(task, options.sampler, x, y, loop.batch_size, options.init_values)
     data = None
     if sg:
         from pipekit_train.jax.data import BatchIterator, BatchSource
@@ -152,7 +155,9 @@ def _run(
         data = BatchIterator(BatchSource(rows, loop.batch_size, loop.seed, shuffle=options.shuffle))
     counts = task.counts()
     init_key, run_key = jax.random.split(jax.random.PRNGKey(loop.seed))
-    target = build_target(task, options.sampler, x, y, counts[2], init_key, loop.batch_size)
+    target = build_target(
+        task, options.sampler, x, y, counts[2], init_key, loop.batch_size, options.init_values
+    )
     sampler = _sampler(options, target, counts, init_key)
     fp = _fingerprint(loop, task, options, sampler.carry, counts, x, y)
     checkpointer = checkpointer_for(loop, fp, resume=options.resume)
@@ -194,6 +199,7 @@ def _run(
         "x64": bool(options.x64),
         "sampler": options.sampler,
         "sampler_params": dict(options.params),
+        "init_values": {k: np.asarray(v).tolist() for k, v in (options.init_values or {}).items()},
         "step_meaning": sampler.step_meaning,
         "num_warmup": counts[0],
         "num_samples": counts[1],

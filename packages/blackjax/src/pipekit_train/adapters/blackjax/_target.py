@@ -77,8 +77,41 @@ def _scalar_of(fn: Callable[..., Any], args: tuple[Any, ...], name: str, hint: s
         )
 
 
-def _check_sg(task: BlackjaxTask, sampler: str, x: Any, y: Any, batch_size: int) -> None:
-    """sgld / sghmc: a dataset to draw minibatches from, and a target split over its rows."""
+def _check_init_values(sites: dict[str, Any] | None, values: Any) -> None:
+    """``backend_options.init_values`` names latent sites of the NumPyro model, in their shapes."""
+    if not values:
+        return
+    if sites is None:
+        raise ConfigError(
+            "backend_options.init_values starts the sites of a numpyro_task; a raw target "
+            "starts at task.init_position",
+            field="backend_options.init_values",
+        )
+    latent = {
+        n: tuple(s["shape"])
+        for n, s in sites.items()
+        if s["type"] == "sample" and not s["is_observed"]
+    }
+    for site, value in values.items():
+        field = f"backend_options.init_values.{site}"
+        if site not in latent:
+            raise ConfigError(
+                f"{field}: {site!r} is not a latent sample site of the model; its latent sites: "
+                f"{', '.join(sorted(latent))}",
+                field=field,
+            )
+        if np.shape(value) != latent[site]:
+            raise ConfigError(
+                f"{field} has shape {np.shape(value)}, the site has shape {latent[site]}",
+                field=field,
+            )
+
+
+def _check_sg(
+    task: BlackjaxTask, sampler: str, x: Any, y: Any, batch_size: int
+) -> dict[str, Any] | None:
+    """sgld / sghmc: a dataset to draw minibatches from, and a target split over its rows;
+    the NumPyro model's sites (``None`` on the raw path)."""
     nt = task.numpyro_task
     if x is None:
         raise ConfigError(
@@ -97,8 +130,7 @@ def _check_sg(task: BlackjaxTask, sampler: str, x: Any, y: Any, batch_size: int)
         model = bind_data_size(
             cast(Callable[..., Any], nt.model), n, batch_size, backend=f"blackjax {sampler}"
         )
-        check_task_on_data(nt, x, y, model=model)
-        return
+        return check_task_on_data(nt, x, y, model=model)
     if task.logprior_fn is None or task.loglik_fn is None:
         raise ConfigError(
             f"sampler {sampler!r} needs BlackjaxTask(logprior_fn=..., loglik_fn=..., "
@@ -115,14 +147,23 @@ def _check_sg(task: BlackjaxTask, sampler: str, x: Any, y: Any, batch_size: int)
         "loglik_fn",
         "loglik_fn(params, datum) gets one row {'x': x_i, 'y': y_i}",
     )
+    return None
 
 
-def check_target(task: BlackjaxTask, sampler: str, x: Any, y: Any, batch_size: int) -> None:
+def check_target(
+    task: BlackjaxTask,
+    sampler: str,
+    x: Any,
+    y: Any,
+    batch_size: int,
+    init_values: dict[str, Any] | None = None,
+) -> None:
     """Every check of the task against the sampler and data that compiles nothing."""
     nt = task.numpyro_task
     if sampler in SG_SAMPLERS:
-        _check_sg(task, sampler, x, y, batch_size)
+        _check_init_values(_check_sg(task, sampler, x, y, batch_size), init_values)
         return
+    sites = None
     if nt is not None:
         if x is None:
             raise ConfigError(
@@ -150,6 +191,7 @@ def check_target(task: BlackjaxTask, sampler: str, x: Any, y: Any, batch_size: i
             "give one chain's start with the shape logdensity_fn expects",
         )
         dim = _size(task.init_position)
+    _check_init_values(sites, init_values)
     if sampler == "mclmc" and dim < MIN_DIMENSIONS:
         raise ConfigError(
             f"sampler 'mclmc' needs a target of at least {MIN_DIMENSIONS} dimensions, this one "
@@ -170,10 +212,15 @@ def build_target(
     num_chains: int,
     init_key: Any,
     batch_size: int,
+    init_values: dict[str, Any] | None = None,
 ) -> Target:
-    """The arrays and functions the sampler runs on (``check_target`` has passed)."""
+    """The arrays and functions the sampler runs on (``check_target`` has passed).
+
+    A NumPyro task's chains start from ``init_to_uniform`` draws, or at ``init_values``
+    for the sites it names (``init_to_value``, uniform for the rest)."""
     import jax
     import jax.numpy as jnp
+    from numpyro.infer import init_to_value
 
     dtype = jnp.result_type(float)
 
@@ -186,6 +233,11 @@ def build_target(
         return jax.tree_util.tree_map(leaf, position)
 
     nt = task.numpyro_task
+    init_strategy = None
+    if init_values:
+        init_strategy = init_to_value(
+            values={k: jnp.asarray(v, dtype) for k, v in init_values.items()}
+        )
     if nt is not None and sampler in SG_SAMPLERS:
         n = int(np.shape(x)[0])
         model = bind_data_size(cast(Callable[..., Any], nt.model), n, batch_size)
@@ -196,6 +248,7 @@ def build_target(
             batch_size,
             rng_key=init_key,
             num_chains=num_chains,
+            init_strategy=init_strategy,
         )
         return Target(
             minibatch.init_position,
@@ -210,6 +263,7 @@ def build_target(
             None if y is None else jnp.asarray(y),
             rng_key=init_key,
             num_chains=num_chains,
+            init_strategy=init_strategy,
         )
         return Target(bridge.init_position, bridge.logdensity_fn, None, bridge.postprocess_fn)
     grad_fn = None
