@@ -53,7 +53,6 @@ sys.path.insert(0, str(ROOT / "tests"))  # the criterion and the models
 import numpy as np  # noqa: E402
 from posterior_checks import criterion, param_values, pdb  # noqa: E402
 
-from pipekit_train.adapters.blackjax import SAMPLER_PARAMS  # noqa: E402
 from pipekit_train.errors import ConfigError  # noqa: E402
 
 #: The blackjax backend's full-batch samplers on the same NumPyro models, chains, float64 and
@@ -130,6 +129,9 @@ def run_mcmc(name: str, seed: int = 0, sampler: str | None = None) -> Result:
 def _recipe_note(sampler: str, info: dict[str, Any]) -> str:
     """What a blackjax row ran: draws, the options beyond the defaults, SMC's tempering."""
     params = info["sampler_params"]
+    # Imported here: the numpyro rows (and tests-numpyro, without blackjax) need no blackjax.
+    from pipekit_train.adapters.blackjax import SAMPLER_PARAMS
+
     defaults = SAMPLER_PARAMS[sampler]
     changed = ", ".join(f"{k} {v}" for k, v in params.items() if v != defaults[k])
     if sampler == "smc":
