@@ -35,6 +35,9 @@ __all__ = [
     "gauss_task",
     "regression_data",
     "regression_task",
+    "regression_posterior",
+    "SG_CASES",
+    "assert_recovers_regression",
     "compilation_cache_dir",
     "loop_for",
 ]
@@ -81,6 +84,29 @@ def regression_task(**kw: Any) -> BlackjaxTask:
     base = dict(logprior_fn=logprior, loglik_fn=loglik, init_position=np.zeros(2), num_warmup=20)
     base.update(kw)
     return BlackjaxTask(**base)
+
+
+def regression_posterior(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The analytic posterior of beta ~ N(0, 10^2 I), y ~ N(x beta, 0.5^2): mean and sds."""
+    x, y = x.astype(np.float64), y.astype(np.float64)
+    cov = np.linalg.inv(x.T @ x / 0.25 + np.eye(x.shape[1]) / 100.0)
+    return cov @ (x.T @ y / 0.25), np.sqrt(np.diag(cov))
+
+
+#: sgld / sghmc settings that sample the regression posterior (the raw and NumPyro paths).
+SG_CASES = [
+    ("sgld", {"step_size": 2e-3, "step_size_power": 0.1}),
+    ("sghmc", {"step_size": 0.005, "num_integration_steps": 10}),
+]
+
+
+def assert_recovers_regression(draws: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
+    """SG-MCMC draws of the regression's beta agree with the analytic posterior, within the
+    loose bounds its bias allows (no Metropolis correction): means within 5 sd + 0.05, sds
+    within a factor 0.3-4."""
+    mean, sd = regression_posterior(x, y)
+    assert np.all(np.abs(draws.mean(0) - mean) < 5 * sd + 0.05), (draws.mean(0), mean, sd)
+    assert np.all((draws.std(0) > 0.3 * sd) & (draws.std(0) < 4 * sd)), (draws.std(0), sd)
 
 
 _CACHE_DIR: str | None = None

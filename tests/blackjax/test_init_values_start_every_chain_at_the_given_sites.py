@@ -105,3 +105,18 @@ def test_a_raw_target_refuses_init_values() -> None:
         loop.run()
     assert err.value.field == "backend_options.init_values"
     assert "init_position" in str(err.value)
+
+
+@pytest.mark.parametrize("sampler", ["nuts", "sgld"])
+def test_a_value_outside_its_sites_support_is_a_config_error(sampler: str) -> None:
+    # sigma ~ HalfNormal: -1 has the right name and shape but no density; NumPyro's own
+    # "Cannot find valid initial parameters" would name neither the option nor the fix.
+    task = NumpyroTask(model=regression, num_warmup=5, num_samples=5)
+    extra = {"batch_size": 16} if sampler == "sgld" else {}
+    loop = loop_for(
+        task, sampler, options={"init_values": {"sigma": -1.0}}, dataset=(X, Y), **extra
+    )
+    with pytest.raises(ConfigError) as err:
+        loop.run()
+    assert err.value.field == "backend_options.init_values"
+    assert "support" in str(err.value) and "sigma" in str(err.value)

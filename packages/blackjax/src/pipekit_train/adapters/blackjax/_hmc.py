@@ -20,7 +20,7 @@ import jax.numpy as jnp
 
 from pipekit_train.driver import Phase
 
-from ._sampler import Sampler, over_chains
+from ._sampler import Sampler, chain_count, over_chains
 
 __all__ = ["hmc_family"]
 
@@ -57,7 +57,7 @@ def hmc_family(
         params["dense_mass"], params["target_accept"]
     )
     step_size0 = params["step_size"]
-    num_chains = jax.tree_util.tree_leaves(positions)[0].shape[0]
+    num_chains = chain_count(positions)
 
     states = jax.vmap(lambda p: blackjax.mcmc.hmc.init(p, logdensity_fn))(positions)
     adapt = jax.vmap(lambda p: adapt_init(p, step_size0))(positions)

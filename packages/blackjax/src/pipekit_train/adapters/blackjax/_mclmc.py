@@ -19,7 +19,7 @@ import jax.numpy as jnp
 
 from pipekit_train.driver import Phase
 
-from ._sampler import Sampler, over_chains
+from ._sampler import Sampler, chain_count, over_chains
 
 __all__ = ["mclmc", "MIN_DIMENSIONS"]
 
@@ -40,7 +40,7 @@ def mclmc(
     from blackjax.util import pytree_size
 
     kernel = blackjax.mcmc.mclmc.build_kernel(desired_energy_var=params["desired_energy_var"])
-    num_chains = jax.tree_util.tree_leaves(positions)[0].shape[0]
+    num_chains = chain_count(positions)
     one = jax.tree_util.tree_map(lambda a: a[0], positions)
     dim = pytree_size(one)
     dtype = jnp.result_type(float)

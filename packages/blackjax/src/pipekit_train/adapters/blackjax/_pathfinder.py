@@ -18,7 +18,7 @@ import jax.numpy as jnp
 
 from pipekit_train.driver import Phase
 
-from ._sampler import Sampler, over_chains
+from ._sampler import Sampler, chain_count, over_chains
 
 __all__ = ["pathfinder"]
 
@@ -29,7 +29,7 @@ def pathfinder(
     """The ``pathfinder`` sampler from ``positions`` (chains stacked on axis 0)."""
     from blackjax.vi import pathfinder as pf
 
-    num_chains = jax.tree_util.tree_leaves(positions)[0].shape[0]
+    num_chains = chain_count(positions)
 
     def fit(key: Any, start: Any) -> Any:
         state, _ = pf.approximate(

@@ -52,6 +52,11 @@ def _name(fn: Any) -> str | None:
     return model_import_string(fn) or str(getattr(fn, "__qualname__", type(fn).__name__))
 
 
+def _init_values_json(options: BlackjaxOptions) -> dict[str, Any]:
+    """``backend_options.init_values`` as JSON lists (fingerprint and ``backend_info``)."""
+    return {k: np.asarray(v).tolist() for k, v in (options.init_values or {}).items()}
+
+
 def _fingerprint(
     loop: Any, task: BlackjaxTask, options: BlackjaxOptions, carry: Any, counts: Any, x: Any, y: Any
 ) -> Any:
@@ -69,9 +74,7 @@ def _fingerprint(
             "counts": list(counts),
             "sampler": options.sampler,
             "params": options.params,
-            "init_values": {
-                k: np.asarray(v).tolist() for k, v in (options.init_values or {}).items()
-            },
+            "init_values": _init_values_json(options),
             "x64": options.x64,
         },
     )
@@ -199,7 +202,7 @@ def _run(
         "x64": bool(options.x64),
         "sampler": options.sampler,
         "sampler_params": dict(options.params),
-        "init_values": {k: np.asarray(v).tolist() for k, v in (options.init_values or {}).items()},
+        "init_values": _init_values_json(options),
         "step_meaning": sampler.step_meaning,
         "num_warmup": counts[0],
         "num_samples": counts[1],

@@ -16,7 +16,7 @@ from typing import Any
 
 from pipekit_train.driver import Phase
 
-__all__ = ["Sampler", "StepFn", "over_chains", "around"]
+__all__ = ["Sampler", "StepFn", "over_chains", "around", "chain_count"]
 
 #: ``step(carry, batch, key) -> (carry, metrics, position)``; ``position`` has the chain axis.
 StepFn = Callable[[Any, Any, Any], tuple[Any, dict[str, Any], Any]]
@@ -40,6 +40,13 @@ def over_chains(fn: Callable[..., Any], num_chains: int, in_axes: Any = 0) -> Ca
         return jax.tree_util.tree_map(lambda v: v[None], fn(*squeezed))
 
     return one
+
+
+def chain_count(positions: Any) -> int:
+    """The number of chains in ``positions`` (every leaf stacked on a leading chain axis)."""
+    import jax
+
+    return int(jax.tree_util.tree_leaves(positions)[0].shape[0])
 
 
 def around(key: Any, center: Any, scale: float, n: int) -> Any:

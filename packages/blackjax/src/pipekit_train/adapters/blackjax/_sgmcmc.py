@@ -17,7 +17,7 @@ import jax.numpy as jnp
 
 from pipekit_train.driver import Phase
 
-from ._sampler import Sampler, over_chains
+from ._sampler import Sampler, chain_count, over_chains
 
 __all__ = ["sgmcmc"]
 
@@ -33,7 +33,7 @@ def sgmcmc(
     """The ``sgld`` or ``sghmc`` sampler on ``positions`` (chains stacked on axis 0)."""
     import blackjax
 
-    num_chains = jax.tree_util.tree_leaves(positions)[0].shape[0]
+    num_chains = chain_count(positions)
     dtype = jnp.result_type(float)
     base, power, temperature = params["step_size"], params["step_size_power"], params["temperature"]
     if name == "sgld":

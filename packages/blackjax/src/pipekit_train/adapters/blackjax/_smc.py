@@ -39,7 +39,7 @@ import jax.numpy as jnp
 
 from pipekit_train.driver import Phase
 
-from ._sampler import Sampler, around, over_chains
+from ._sampler import Sampler, around, chain_count, over_chains
 
 __all__ = ["smc"]
 
@@ -72,7 +72,7 @@ def smc(
     from blackjax.smc.tempered import TemperedSMCState
     from blackjax.util import pytree_size
 
-    num_chains = jax.tree_util.tree_leaves(positions)[0].shape[0]
+    num_chains = chain_count(positions)
     num_particles = params["num_particles"] or num_samples
     scale = params["init_scale"]
     dtype = jnp.result_type(float)

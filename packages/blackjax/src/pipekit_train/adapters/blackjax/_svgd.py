@@ -23,7 +23,7 @@ import jax.numpy as jnp
 
 from pipekit_train.driver import Phase
 
-from ._sampler import Sampler, around, over_chains
+from ._sampler import Sampler, around, chain_count, over_chains
 
 __all__ = ["svgd"]
 
@@ -40,7 +40,7 @@ def svgd(
 
     import blackjax
 
-    num_chains = jax.tree_util.tree_leaves(positions)[0].shape[0]
+    num_chains = chain_count(positions)
     dtype = jnp.result_type(float)
     algorithm = blackjax.svgd(jax.grad(logdensity_fn), optax.adam(params["learning_rate"]))
 

@@ -9,7 +9,8 @@ compiles the model).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -200,6 +201,29 @@ def check_target(
         )
 
 
+@contextlib.contextmanager
+def _starts_from(init_values: dict[str, Any] | None) -> Iterator[None]:
+    """NumPyro's failure to start from ``init_values`` as a ``ConfigError``.
+
+    The model already ran on the data from uniform starts (``check_target``) and the names
+    and shapes were checked, so what is left is a value outside its site's support (a
+    negative scale, say): NumPyro's "Cannot find valid initial parameters", or a
+    distribution refusing the value as a parameter ("got invalid scale parameter")."""
+    try:
+        yield
+    except (RuntimeError, ValueError) as exc:
+        if not init_values or not (
+            "valid initial parameters" in str(exc) or "got invalid" in str(exc)
+        ):
+            raise
+        raise ConfigError(
+            f"backend_options.init_values {sorted(init_values)}: the model cannot start there "
+            f"({exc}); give each site a value inside its support (a scale > 0, a probability "
+            "in (0, 1), an ordered vector increasing)",
+            field="backend_options.init_values",
+        ) from exc
+
+
 def _as_sites(position: Any) -> dict[str, Any]:
     return dict(position) if isinstance(position, dict) else {POSITION_SITE: position}
 
@@ -241,15 +265,16 @@ def build_target(
     if nt is not None and sampler in SG_SAMPLERS:
         n = int(np.shape(x)[0])
         model = bind_data_size(cast(Callable[..., Any], nt.model), n, batch_size)
-        minibatch = minibatch_log_density_from_model(
-            model,
-            jnp.asarray(x),
-            None if y is None else jnp.asarray(y),
-            batch_size,
-            rng_key=init_key,
-            num_chains=num_chains,
-            init_strategy=init_strategy,
-        )
+        with _starts_from(init_values):
+            minibatch = minibatch_log_density_from_model(
+                model,
+                jnp.asarray(x),
+                None if y is None else jnp.asarray(y),
+                batch_size,
+                rng_key=init_key,
+                num_chains=num_chains,
+                init_strategy=init_strategy,
+            )
         return Target(
             minibatch.init_position,
             None,
@@ -257,14 +282,15 @@ def build_target(
             minibatch.postprocess_fn,
         )
     if nt is not None:
-        bridge = log_density_from_model(
-            cast(Callable[..., Any], nt.model),
-            jnp.asarray(x),
-            None if y is None else jnp.asarray(y),
-            rng_key=init_key,
-            num_chains=num_chains,
-            init_strategy=init_strategy,
-        )
+        with _starts_from(init_values):
+            bridge = log_density_from_model(
+                cast(Callable[..., Any], nt.model),
+                jnp.asarray(x),
+                None if y is None else jnp.asarray(y),
+                rng_key=init_key,
+                num_chains=num_chains,
+                init_strategy=init_strategy,
+            )
         return Target(bridge.init_position, bridge.logdensity_fn, None, bridge.postprocess_fn)
     grad_fn = None
     if sampler in SG_SAMPLERS:
