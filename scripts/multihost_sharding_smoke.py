@@ -300,7 +300,10 @@ def free_port() -> int:
 
 def child_env(devices: int) -> dict[str, str]:
     env = dict(os.environ)
-    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    # Keep the caller's other XLA flags (an instruction-set cap, say): every process of the
+    # comparison must compile under the same flags.
+    kept = [f for f in env.get("XLA_FLAGS", "").split() if "device_count" not in f]
+    env["XLA_FLAGS"] = " ".join([*kept, f"--xla_force_host_platform_device_count={devices}"])
     env["JAX_PLATFORMS"] = "cpu"
     env.pop("JAX_COORDINATOR_ADDRESS", None)
     return env

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 from _bjx_helpers import compilation_cache_dir
+from xla_env import xla_flags_with_devices
 
 HERE = Path(__file__).parent
 
@@ -26,7 +27,7 @@ def _run(out: Path, devices: int) -> dict:
         PYTHONPATH=str(HERE),
         PIPEKIT_BJX_CACHE=compilation_cache_dir(),
     )
-    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    env["XLA_FLAGS"] = xla_flags_with_devices(devices)
     proc = subprocess.run(
         [sys.executable, str(HERE / "_sharded_worker.py"), str(out)],
         capture_output=True,

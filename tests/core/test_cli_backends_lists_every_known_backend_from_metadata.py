@@ -1,5 +1,6 @@
 """`pipekit-train backends` lists every backend in `registry.KNOWN_BACKENDS` with its state,
-reading only metadata: it imports no array library and answers within a second.
+reading only metadata: it imports no array library (what keeps it fast; speed is measured in
+benchmarks/, not asserted here).
 
 The expected state of each backend is computed here from `importlib.metadata`, so the test
 holds in the core-only venv (all "not installed") and in the full workspace venv (equinox
@@ -16,16 +17,14 @@ from _core_helpers import registered_backends, run_python
 from pipekit_train.registry import KNOWN_BACKENDS
 
 CHILD = """
-import contextlib, io, json, sys, time
+import contextlib, io, json, sys
 from pipekit_train.cli import main
 buf = io.StringIO()
-t0 = time.perf_counter()
 with contextlib.redirect_stdout(buf):
     rc = main(["backends"])
-elapsed = time.perf_counter() - t0
 heavy = sorted(m for m in ("jax", "torch", "keras", "numpyro", "equinox", "optax", "numpy",
                           "pipekit_train.adapters.equinox") if m in sys.modules)
-print(json.dumps({"rc": rc, "out": buf.getvalue(), "elapsed": elapsed, "heavy": heavy}))
+print(json.dumps({"rc": rc, "out": buf.getvalue(), "heavy": heavy}))
 """
 
 
@@ -42,11 +41,12 @@ def _run() -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def test_backends_imports_no_array_library_and_is_fast() -> None:
+def test_backends_imports_no_array_library() -> None:
+    # What keeps `backends` fast is that it reads metadata and imports nothing heavy; a wall
+    # time would measure this machine and its load, not the code (benchmarks/ measure speed).
     report = _run()
     assert report["rc"] == 0
     assert report["heavy"] == [], f"`backends` imported {report['heavy']}"
-    assert report["elapsed"] < 1.0, f"`backends` took {report['elapsed']:.2f} s"
 
 
 def test_every_known_backend_is_listed_with_its_state() -> None:

@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 from _ckpt_helpers import PYTHON, child_env
+from xla_env import xla_flags_with_devices
 
 PRELUDE = """
 import jax, jax.numpy as jnp, numpy as np
@@ -64,9 +65,7 @@ for n in (2, 1):
 
 
 def _run(code: str, devices: int, directory) -> str:
-    env = child_env(
-        XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}", JAX_PLATFORMS="cpu"
-    )
+    env = child_env(XLA_FLAGS=xla_flags_with_devices(devices), JAX_PLATFORMS="cpu")
     proc = subprocess.run(
         [PYTHON, "-c", f"DIR = {str(directory)!r}\n" + textwrap.dedent(code)],
         capture_output=True,

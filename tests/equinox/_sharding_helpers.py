@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 from _eqx_helpers import HERE, subprocess_env
+from xla_env import xla_flags_with_devices
 
 RTOL = 1e-5
 ATOL = 1e-6
@@ -45,9 +46,7 @@ def run_worker(
     devices: int, scenarios: list[dict[str, Any]], out_dir: Path, timeout: float = 300
 ) -> dict[str, Any]:
     """Run ``scenarios`` with ``devices`` CPU devices; return ``results.json`` (+ ``out_dir``)."""
-    env = subprocess_env(
-        XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}", JAX_PLATFORMS="cpu"
-    )
+    env = subprocess_env(XLA_FLAGS=xla_flags_with_devices(devices), JAX_PLATFORMS="cpu")
     env["PYTHONPATH"] = f"{HERE}:{env['PYTHONPATH']}"
     proc = subprocess.run(
         [sys.executable, str(WORKER), json.dumps(scenarios), str(out_dir)],

@@ -28,6 +28,7 @@ import sys
 import numpy as np
 import pytest
 from _eqx_helpers import HERE, subprocess_env
+from xla_env import xla_flags_with_devices
 
 TOLERANCES = {
     "dp": {"weights": 1e-5, "prediction": 1e-5},
@@ -38,7 +39,7 @@ TOLERANCES = {
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     out = tmp_path_factory.mktemp("bn_sharding")
-    env = subprocess_env(XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
+    env = subprocess_env(XLA_FLAGS=xla_flags_with_devices(4), JAX_PLATFORMS="cpu")
     env["PYTHONPATH"] = f"{HERE}{os.pathsep}{env['PYTHONPATH']}"
     proc = subprocess.run(
         [sys.executable, str(HERE / "_bn_sharding_worker.py"), str(out)],

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from xla_env import xla_flags_with_devices
 
 WORKER = Path(__file__).with_name("_keras_data_parallel_worker.py")
 
@@ -27,7 +28,7 @@ def _run(
     out = tmp / f"dp-{devices}-{int(data_parallel)}-{len(more)}.npz"
     env = dict(
         os.environ,
-        XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
+        XLA_FLAGS=xla_flags_with_devices(devices),
         JAX_PLATFORMS="cpu",
         KERAS_BACKEND="jax",
         PJRT_NPROC="16",
