@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from importlib import metadata
@@ -87,12 +88,51 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print(f"pipekit-train: running {args.loop} on backend {loop.backend!r}", file=sys.stderr)
     op, info = loop.run()
     _print_summary(info, loop.checkpoint_dir)
+    if args.info_json:
+        Path(args.info_json).write_text(json.dumps(info, indent=2, default=str))
+    interrupted = info.get("interrupted")
+    if interrupted:
+        _print_interrupted(args, info, loop.checkpoint_dir)
+        return INTERRUPTED_EXIT_CODES.get(str(interrupted), 1)
     if args.save:
         op.save(args.save)
         print(f"saved trained model to {args.save}")
-    if args.info_json:
-        Path(args.info_json).write_text(json.dumps(info, indent=2, default=str))
     return 0
+
+
+#: The shell's convention, 128 + the signal number: ``run … && next_step`` stops after an
+#: interrupted run, and a scheduler sees a preempted job as preempted, not as done.
+INTERRUPTED_EXIT_CODES: dict[str, int] = {"SIGINT": 130, "SIGTERM": 143}
+
+
+def _resume_command(args: argparse.Namespace) -> str:
+    """The ``pipekit-train run`` command line that continues this run (same file, same --set)."""
+    words = ["pipekit-train", "run", str(args.loop)]
+    for override in args.set or []:
+        words += ["--set", override]
+    if args.compilation_cache:
+        words += ["--compilation-cache", str(args.compilation_cache)]
+    return shlex.join(words)
+
+
+def _print_interrupted(args: argparse.Namespace, info: dict[str, Any], checkpoint_dir: Any) -> None:
+    """Say where an interrupted run stopped, what was kept, and the command that resumes it."""
+    step = info.get("final_step")
+    saved = info.get("last_checkpoint_step")
+    if checkpoint_dir is not None and saved is not None:
+        kept = f"checkpoint of step {saved} saved in {checkpoint_dir}"
+        how = f"resume with: {_resume_command(args)}"
+    else:
+        kept = "no checkpoint_dir, so nothing was saved"
+        how = "set checkpoint_dir (and a Checkpoint callback) to make a run resumable"
+    skipped = (
+        f"; --save {args.save} skipped (the model is not trained to the end)" if args.save else ""
+    )
+    print(
+        f"pipekit-train: stopped by {info['interrupted']} at step {step}; {kept}{skipped}.\n"
+        f"pipekit-train: {how}",
+        file=sys.stderr,
+    )
 
 
 def _print_summary(info: dict[str, Any], checkpoint_dir: Any = None) -> None:
@@ -106,8 +146,6 @@ def _print_summary(info: dict[str, Any], checkpoint_dir: Any = None) -> None:
         print("(raise max_steps, or use a new checkpoint_dir, to train further)")
         return
     print(f"backend: {info.get('backend')}  final_step: {final}  resumed_from_step: {resumed}")
-    if info.get("interrupted"):
-        print(f"interrupted by {info['interrupted']}; checkpoint saved, rerun to resume")
     if info.get("total_seconds") is not None:
         print(f"wall time: {info['total_seconds']:.1f} s")
     if metrics:

@@ -162,6 +162,7 @@ class DriverResult:
     eval_metrics: dict[str, float] = field(default_factory=dict)
     trace: dict[str, Any] = field(default_factory=dict)
     run_dir: str | None = None
+    last_checkpoint_step: int | None = None
 
     def run_info(self, started: float) -> dict[str, Any]:
         """The ``backend_info`` keys every per-step backend reports, from this result.
@@ -181,6 +182,7 @@ class DriverResult:
                 self.steps_run / self.train_seconds if self.train_seconds > 0 else None
             ),
             "run_dir": self.run_dir,
+            "last_checkpoint_step": self.last_checkpoint_step,
         }
 
 
@@ -363,6 +365,7 @@ def run_driver(
                 eval_metrics=eval_metrics,
                 trace=trace.arrays() if trace else {},
                 run_dir=None if runner.run_dir is None else str(runner.run_dir),
+                last_checkpoint_step=last_ckpt,
             )
     finally:
         if checkpointer is not None:
