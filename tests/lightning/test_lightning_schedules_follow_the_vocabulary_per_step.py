@@ -72,3 +72,23 @@ def test_the_run_uses_the_schedule_step_by_step() -> None:
     loop(max_steps=8, log_every_n_steps=2, optimizer_config=config, callbacks=[lr]).run()
     expected = {s: 0.1 * 0.5 * (1 + math.cos(math.pi * (s - 1) / 8)) for s in (2, 4, 6, 8)}
     assert lr.seen == pytest.approx(expected)
+
+
+def test_every_logged_row_has_the_rate_so_plot_draws_an_lr_curve(tmp_path) -> None:
+    import json
+
+    from pipekit_train.plot import read_metric_logs
+
+    config = {"name": "sgd", "lr": {"schedule": "cosine_decay", "init_value": 0.1}}
+    path = tmp_path / "metrics.jsonl"
+    loop(
+        max_steps=8,
+        log_every_n_steps=2,
+        optimizer_config=config,
+        metric_writer={"kind": "jsonl", "path": str(path)},
+    ).run()
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    logged = {r["step"]: r["lr"] for r in rows if "loss" in r}
+    expected = {s: 0.1 * 0.5 * (1 + math.cos(math.pi * (s - 1) / 8)) for s in (2, 4, 6, 8)}
+    assert logged == pytest.approx(expected)
+    assert "lr" in read_metric_logs(tmp_path).series  # what `pipekit-train plot` draws

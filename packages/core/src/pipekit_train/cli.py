@@ -12,6 +12,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ._report import posterior_report
 from .errors import CheckpointError, PipekitError
 
 __all__ = ["main", "build_parser", "default_compilation_cache_dir"]
@@ -148,6 +149,14 @@ def _print_summary(info: dict[str, Any], checkpoint_dir: Any = None) -> None:
     print(f"backend: {info.get('backend')}  final_step: {final}  resumed_from_step: {resumed}")
     if info.get("total_seconds") is not None:
         print(f"wall time: {info['total_seconds']:.1f} s")
+    report = posterior_report(info)
+    if report:
+        # A sampler's last-step metrics (one draw's accept_prob, …) say little; the posterior
+        # table and the health line say what the run found and whether to trust it.
+        if info.get("final_elbo") is not None:
+            print(f"final ELBO: {info['final_elbo']:.6g}")
+        print("\n".join(report))
+        return
     if metrics:
         print("final metrics:")
         for key in sorted(metrics):

@@ -27,7 +27,13 @@ from ._bridge import (
 from ._checks import check_task_on_data
 from ._convergence import ConvergenceStop
 from ._data import check_finite, full_data
-from ._diagnostics import diagnostic_warnings, diagnostics, to_inference_data, warn_diagnostics
+from ._diagnostics import (
+    diagnostic_warnings,
+    diagnostics,
+    to_inference_data,
+    variational_summary,
+    warn_diagnostics,
+)
 from ._guides import GUIDE_NAMES, make_guide
 from ._model import (
     bind_data_size,
@@ -57,6 +63,7 @@ __all__ = [
     "bind_data_size",
     "NumpyroPredictiveOp",
     "diagnostics",
+    "variational_summary",
     "diagnostic_warnings",
     "warn_diagnostics",
     "to_inference_data",

@@ -19,6 +19,8 @@ import numpy as np
 __all__ = [
     "to_inference_data",
     "diagnostics",
+    "variational_summary",
+    "HDI_PROB",
     "diagnostic_warnings",
     "warn_diagnostics",
     "RHAT_MAX",
@@ -27,6 +29,9 @@ __all__ = [
 
 RHAT_MAX = 1.01
 ESS_PER_CHAIN_MIN = 100
+#: The highest-density interval's mass, ArviZ's default (``arviz.summary``'s ``hdi_3%`` /
+#: ``hdi_97%`` columns).
+HDI_PROB = 0.94
 
 
 def _quiet_arviz() -> Any:
@@ -51,10 +56,63 @@ def to_inference_data(
     return az.from_dict(posterior=posterior, sample_stats=stats or None)
 
 
+def _moments(draws: np.ndarray) -> dict[str, Any]:
+    """``mean``, ``sd`` (ddof = 1) and ``nonfinite`` of one site's ``(chains, draws, …)`` array."""
+    flat = draws.reshape((-1,) + draws.shape[2:])
+    return {
+        "mean": flat.mean(axis=0).tolist(),
+        "sd": (
+            flat.std(axis=0, ddof=1) if flat.shape[0] > 1 else np.zeros(flat.shape[1:])
+        ).tolist(),
+        "nonfinite": int(flat.size - np.count_nonzero(np.isfinite(flat))),
+    }
+
+
+def _hdi(az: Any, post: Any) -> dict[str, tuple[Any, Any]]:
+    """Each site's ``HDI_PROB`` highest-density interval as ``(low, high)`` nested lists."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hdi = az.hdi(post, hdi_prob=HDI_PROB)
+    out = {}
+    for name in post.data_vars:
+        bounds = np.asarray(hdi[name])  # (…, 2): lower, higher
+        out[name] = (bounds[..., 0].tolist(), bounds[..., 1].tolist())
+    return out
+
+
+def variational_summary(samples: Mapping[str, Any]) -> dict[str, Any]:
+    """Per-site ``mean``, ``sd``, ``hdi_low`` / ``hdi_high`` and ``nonfinite`` of independent
+    draws from a fitted guide (``(1, draws, …)``); ``kind`` is ``"variational"``.
+
+    R-hat and ESS are left out: the draws are independent by construction, so they would
+    only describe the guide, not whether the fit found the posterior.
+    """
+    az = _quiet_arviz()
+    post = to_inference_data(samples).posterior
+    hdi = _hdi(az, post)
+    sites = {
+        name: {
+            **_moments(np.asarray(post[name])),
+            "hdi_low": hdi[name][0],
+            "hdi_high": hdi[name][1],
+        }
+        for name in post.data_vars
+    }
+    num_chains, num_draws = next(iter(np.asarray(v).shape[:2] for v in samples.values()))
+    return {
+        "kind": "variational",
+        "sites": sites,
+        "num_chains": int(num_chains),
+        "num_draws": int(num_draws),
+        "hdi_prob": HDI_PROB,
+    }
+
+
 def diagnostics(samples: Mapping[str, Any], diverging: Any = None) -> dict[str, Any]:
-    """Per-site ``mean``, ``sd``, ``r_hat``, ``ess_bulk``, ``ess_tail``, ``mcse_mean``
-    (nested lists, JSON-able), ``nonfinite`` (how many values are NaN or infinite) and the
-    total ``divergences``.
+    """Per-site ``mean``, ``sd``, ``hdi_low`` / ``hdi_high`` (the ``HDI_PROB`` interval),
+    ``r_hat``, ``ess_bulk``, ``ess_tail``, ``mcse_mean`` (nested lists, JSON-able),
+    ``nonfinite`` (how many values are NaN or infinite) and the total ``divergences``;
+    ``kind`` is ``"mcmc"``.
 
     ``samples`` are grouped by chain, ``(chains, draws, …)``; ``sd`` uses ddof = 1.
     """
@@ -71,25 +129,27 @@ def diagnostics(samples: Mapping[str, Any], diverging: Any = None) -> dict[str, 
             bulk = az.ess(post, method="bulk")
             tail = az.ess(post, method="tail")
             mcse = az.mcse(post, method="mean")
+        hdi = _hdi(az, post)
     finally:
         logger.setLevel(level)
     sites: dict[str, Any] = {}
     for name in post.data_vars:
-        draws = np.asarray(post[name])
-        flat = draws.reshape((-1,) + draws.shape[2:])
+        moments = _moments(np.asarray(post[name]))
         sites[name] = {
-            "mean": flat.mean(axis=0).tolist(),
-            "sd": (
-                flat.std(axis=0, ddof=1) if flat.shape[0] > 1 else np.zeros(flat.shape[1:])
-            ).tolist(),
+            "mean": moments["mean"],
+            "sd": moments["sd"],
+            "hdi_low": hdi[name][0],
+            "hdi_high": hdi[name][1],
             "r_hat": np.asarray(rhat[name]).tolist(),
             "ess_bulk": np.asarray(bulk[name]).tolist(),
             "ess_tail": np.asarray(tail[name]).tolist(),
             "mcse_mean": np.asarray(mcse[name]).tolist(),
-            "nonfinite": int(flat.size - np.count_nonzero(np.isfinite(flat))),
+            "nonfinite": moments["nonfinite"],
         }
     num_chains, num_draws = next(iter(np.asarray(v).shape[:2] for v in samples.values()))
     return {
+        "kind": "mcmc",
+        "hdi_prob": HDI_PROB,
         "sites": sites,
         "num_chains": int(num_chains),
         "num_draws": int(num_draws),
@@ -114,6 +174,8 @@ def diagnostic_warnings(diag: Mapping[str, Any]) -> list[str]:
             "statistic of those sites is meaningless; lower the step size "
             "(backend_options.step_size) or start nearer the posterior"
         )
+    if diag.get("kind") == "variational":
+        return out  # independent draws from a guide: R-hat, ESS and divergences do not apply
     chains = diag["num_chains"]
     if chains > 1:
         bad = {

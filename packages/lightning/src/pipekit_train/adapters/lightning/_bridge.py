@@ -157,10 +157,13 @@ class Bridge(pl.Callback):
             signal = self._any(trainer, signal is not None, signal)
         losses = values.cpu().tolist()
         state.step = step
-        state.window = {"loss": losses}
+        # The rate each update used, as the JAX backends report it per step: the writers log
+        # it at the log cadence and `plot` draws its curve.
+        rates = [float(self.lr_at(s - 1)) for s in self._window_steps]
+        state.window = {"loss": losses, "lr": rates}
         state.window_steps = list(self._window_steps)
         state.metrics["loss"] = scalar(losses[-1])
-        state.metrics["lr"] = float(self.lr_at(step - 1))
+        state.metrics["lr"] = rates[-1]
         self._window, self._window_steps = [], []
         final = step >= self.max_steps
         runner.step_end(state)

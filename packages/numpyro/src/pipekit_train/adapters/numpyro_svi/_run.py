@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,8 @@ from pipekit_train.adapters.bayes import (
     precision,
     require_task,
     use_compilation_cache,
+    variational_summary,
+    warn_diagnostics,
 )
 from pipekit_train.driver import run_driver
 from pipekit_train.errors import ConfigError, DataError
@@ -162,6 +165,15 @@ def _run(
         seed=loop.seed,
     )
     final_loss = result.state.metrics.get("loss")
+    summary = variational_summary(samples) if samples else None
+    msgs = warn_diagnostics(summary, BACKEND) if summary is not None else []
+    if final_loss is not None and not np.isfinite(final_loss):
+        msgs.append(
+            f"the final ELBO is {-float(final_loss)}: the fit diverged; lower the learning "
+            "rate (optimizer_config.lr) or start the guide nearer the posterior "
+            "(task.guide's init_scale)"
+        )
+        warnings.warn(f"{BACKEND}: {msgs[-1]}", UserWarning, stacklevel=3)
     info: dict[str, Any] = {
         "backend": BACKEND,
         "versions": library_versions(),
@@ -172,6 +184,8 @@ def _run(
         "final_loss": float(final_loss) if final_loss is not None else None,
         "val_elbo": result.eval_metrics.get("val_elbo"),
         "params": {k: np.asarray(v) for k, v in params.items()},
+        "diagnostics": summary,
+        "warnings": msgs,
         **result.run_info(started),
         "eval_metrics": dict(result.eval_metrics),
         "steps_per_call": options.steps_per_call,
