@@ -55,7 +55,8 @@ def intervals(op, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
 
 def main(backend: str = "svi") -> None:
     train, test = load_split("train"), load_split("test")
-    common = dict(task=make_task(), dataset=train, val_dataset=test, seed=0)
+    # metric_writer: the ELBO (or the per-draw sampler statistics) in runs/<backend>-<time>/logs.
+    common = dict(task=make_task(), dataset=train, val_dataset=test, seed=0, metric_writer="jsonl")
     if backend == "svi":
         loop = TrainingLoop(
             **common,
@@ -73,6 +74,7 @@ def main(backend: str = "svi") -> None:
     print(f"{backend}: test RMSE (standardised) {rmse:.3f}; 90% interval coverage {coverage:.2f}")
     for i in range(3):
         print(f"  y={test['y'][i]:+.2f}  90% interval [{band[i, 0]:+.2f}, {band[i, 1]:+.2f}]")
+    print(f"metrics in {info['run_dir']}; plot them with: pipekit-train plot {info['run_dir']}")
 
 
 if __name__ == "__main__":

@@ -49,10 +49,13 @@ def main() -> None:
         backend="numpyro-mcmc",
         backend_options={"target_accept": 0.95},
         log_every_n_steps=500,
+        metric_writer="jsonl",  # per-draw sampler statistics in runs/numpyro-mcmc-<time>/logs
     )
     op, info = loop.run()
-    print(op.summary(var_names=["mu", "tau", "theta"]))
+    # to_string(): every column, however narrow the terminal (pandas would elide the middle).
+    print(op.summary(var_names=["mu", "tau", "theta"]).to_string())
     print("divergences:", info["divergences"], " warnings:", info["warnings"] or "none")
+    print(f"metrics in {info['run_dir']}; plot them with: pipekit-train plot {info['run_dir']}")
 
 
 if __name__ == "__main__":

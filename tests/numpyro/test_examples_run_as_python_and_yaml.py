@@ -1,5 +1,7 @@
 """The NumPyro examples run: eight schools and diabetes BLR, as YAML through the CLI, and
-the diabetes intervals cover about 90 % of the test set."""
+the diabetes intervals cover about 90 % of the test set. The CLI ends a Bayesian run with a
+posterior table and a health line, and ``pipekit-train plot`` works from the run folder's root
+(metric curves from the example's JSONL, trace and rank plots from its checkpoints)."""
 
 from __future__ import annotations
 
@@ -48,11 +50,35 @@ def test_eight_schools_yaml_runs_and_saves(tmp_path: Path) -> None:
     )
     assert "backend: numpyro-mcmc  final_step: 400" in out
     assert (tmp_path / "op" / "op.json").exists()
+    # The posterior table: a header with every column, one row per element of each site.
+    assert "posterior (2 chain(s) × 200 draws; 94% highest-density interval):" in out
+    header = next(line.split() for line in out.splitlines() if line.split()[:1] == ["site"])
+    assert header == ["site", "mean", "sd", "hdi_3%", "hdi_97%", "r_hat", "ess_bulk", "ess_tail"]
+    rows = {line.split()[0] for line in out.splitlines() if line.startswith("  ")}
+    assert {"mu", "tau", "theta[0]", "theta[7]", "theta_trans[3]"} <= rows
+    assert "divergences: " in out
+    assert any(line.startswith("health: ") for line in out.splitlines())
+    assert "accept_prob" not in out  # not the last draw's statistics
+
+    plots = subprocess.run(
+        [sys.executable, "-m", "pipekit_train.cli", "plot", "runs/eight_schools"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env=dict(os.environ, JAX_PLATFORMS="cpu"),
+    )
+    assert plots.returncode == 0, plots.stderr[-3000:]
+    written = {Path(line).name for line in plots.stdout.split()}
+    assert {"trace.png", "rank.png", "metrics.png"} <= written, written
 
 
 def test_diabetes_yaml_runs_and_intervals_cover(tmp_path: Path) -> None:
     out = _cli("diabetes_blr.yaml", tmp_path)
     assert "backend: numpyro-svi  final_step: 5000" in out
+    assert "final ELBO: " in out
+    assert "posterior (1000 guide draws; 94% highest-density interval):" in out
+    assert "health: no problems found" in out
     import diabetes_blr
 
     from pipekit_train.adapters.bayes import NumpyroPredictiveOp

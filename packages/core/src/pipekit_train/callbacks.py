@@ -180,7 +180,10 @@ class LogToExperiment(Callback):
             self.writer.log_info(run_facts(loop))  # type: ignore[attr-defined]
 
     def on_step_end(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
-        if state.step % loop.log_every_n_steps == 0 or state.step == loop.max_steps:
+        # The run's last step is always written: a sampler's total (warmup + draws) need not
+        # be loop.max_steps nor a multiple of log_every_n_steps.
+        last = state.total_steps or loop.max_steps
+        if state.step % loop.log_every_n_steps == 0 or state.step == last:
             if state.step != self._last_written and state.window_steps:
                 prefix = f"{state.phase}/" if state.phase != state.phases[-1] else ""
                 train = {f"{prefix}{k}": scalar(v[-1]) for k, v in state.window.items() if v}

@@ -43,13 +43,30 @@ def _az() -> Any:
     return az
 
 
+def _trace_steps(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    return [
+        p for p in folder.iterdir() if p.is_dir() and p.name.isdigit() and (p / "trace").is_dir()
+    ]
+
+
 def _newest_trace_step(run_dir: Path) -> Path | None:
-    steps = (
-        [p for p in run_dir.iterdir() if p.is_dir() and p.name.isdigit() and (p / "trace").is_dir()]
-        if run_dir.is_dir()
-        else []
-    )
+    """The newest step folder holding a trace, in ``run_dir`` (a checkpoint_dir) or in one of
+    its sub-folders (a run folder whose checkpoint_dir is ``run_dir/checkpoints``, say)."""
+    steps = _trace_steps(run_dir)
+    if not steps and run_dir.is_dir():
+        for sub in sorted(p for p in run_dir.iterdir() if p.is_dir()):
+            steps = _trace_steps(sub)
+            if steps:
+                break
     return max(steps, key=lambda p: int(p.name)) if steps else None
+
+
+def _run_name(run_dir: Path) -> str:
+    """The run's name for a title: the folder, or its parent for a bare ``checkpoints``."""
+    run_dir = run_dir.resolve()
+    return run_dir.parent.name if run_dir.name == "checkpoints" else run_dir.name
 
 
 def _read_trace(step_dir: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -100,22 +117,28 @@ class PosteriorPlots:
         out = Path(run.out_dir)
         out.mkdir(parents=True, exist_ok=True)
         draws = next(iter(samples.values())).shape[1]
-        title = (
-            f"{Path(run.run_dir).name}: {chains} chain(s) × {draws} draws (step {step_dir.name})"
-        )
+        about = f"{chains} chain(s) × {draws} draws, step {step_dir.name}"
         written = []
         axes = np.atleast_1d(az.plot_trace(idata, compact=True, show=False))
-        figure = axes.ravel()[0].figure
-        figure.suptitle(title)
-        figure.tight_layout()
-        written.append(_save(figure, out / "trace.png"))
+        written.append(_titled(axes, f"{_run_name(Path(run.run_dir))}: trace ({about})"))
+        written[-1] = _save(written[-1], out / "trace.png")
         axes = np.atleast_1d(az.plot_rank(idata, show=False))
-        figure = axes.ravel()[0].figure
-        figure.suptitle(title)
-        figure.tight_layout()
-        written.append(_save(figure, out / "rank.png"))
+        written.append(_titled(axes, f"{_run_name(Path(run.run_dir))}: rank ({about})"))
+        written[-1] = _save(written[-1], out / "rank.png")
         plt.close("all")
         return written
+
+
+def _titled(axes: Any, title: str) -> Any:
+    """The figure of ArviZ's ``axes`` with ``title`` above its panels (each panel keeps the
+    site's name as ArviZ titles it), laid out so that the title overlaps no panel."""
+    figure = axes.ravel()[0].figure
+    rows = max(1, axes.shape[0] if axes.ndim > 1 else int(np.ceil(axes.size / 3)))
+    inches = figure.get_size_inches()[1]
+    top = 1.0 - min(0.12, 0.45 / max(inches, 1.0))  # ~0.45 in for the title at any height
+    figure.suptitle(title, fontsize="x-large")
+    figure.tight_layout(rect=(0.0, 0.0, 1.0, top), h_pad=0.8 if rows > 1 else None)
+    return figure
 
 
 def plot_posterior_predictive(
