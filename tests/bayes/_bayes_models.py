@@ -30,3 +30,16 @@ def linreg_data(n: int = 60, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     x = rng.normal(size=(n, 2)).astype(np.float32)
     y = (x @ np.array([1.5, -0.5]) + 0.3 + 0.2 * rng.normal(size=n)).astype(np.float32)
     return x, y
+
+
+def location(x: Any, y: Any = None) -> None:
+    """Two parameters: y ~ Normal(mu, sigma) (``x`` only sets the number of rows)."""
+    mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+    sigma = numpyro.sample("sigma", dist.HalfNormal(1.0))
+    with numpyro.plate("data", x.shape[0]):
+        numpyro.sample("obs", dist.Normal(mu, sigma), obs=y)
+
+
+def position_mean(params: Any, x: Any) -> Any:
+    """A raw log-density op's ``predict_fn``: the position's first coordinate per row of x."""
+    return x[:, 0] * 0.0 + params[0]

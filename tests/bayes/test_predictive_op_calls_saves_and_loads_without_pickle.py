@@ -67,7 +67,7 @@ def test_save_load_roundtrip_writes_no_pickle(tmp_path) -> None:
             for member in z.namelist():
                 assert z.read(member)[:6] == b"\x93NUMPY"  # .npy records, not pickles
         np.load(tmp_path / "op" / name, allow_pickle=False)
-    back = NumpyroPredictiveOp.load(tmp_path / "op")
+    back = NumpyroPredictiveOp.load(tmp_path / "op", trusted=True)
     assert isinstance(back.model, functools.partial) and back.model.keywords == {"N": 60}
     for k, v in op.samples_by_chain.items():
         np.testing.assert_array_equal(back.samples_by_chain[k], v)
@@ -81,4 +81,4 @@ def test_a_lambda_model_cannot_be_saved_by_name(tmp_path) -> None:
         op.save(tmp_path / "op")
     op.model_ref = "_bayes_models:linreg"
     op.save(tmp_path / "op")
-    assert NumpyroPredictiveOp.load(tmp_path / "op").model is linreg
+    assert NumpyroPredictiveOp.load(tmp_path / "op", trusted=True).model is linreg

@@ -42,6 +42,6 @@ def test_raw_task_samples_predicts_saves_and_loads(tmp_path: Path) -> None:
         pred, draws[np.linspace(0, 599, 100).round().astype(int)].mean(0), rtol=1e-5
     )
     op.save(tmp_path / "op")
-    back = NumpyroPredictiveOp.load(tmp_path / "op")
+    back = NumpyroPredictiveOp.load(tmp_path / "op", trusted=True)
     np.testing.assert_array_equal(np.asarray(back(x)), pred)
     assert back.samples_by_chain["position"].tobytes() == op.samples_by_chain["position"].tobytes()

@@ -1,5 +1,5 @@
-"""The persistent compilation cache is bounded: enabling it prunes the folder to the bound,
-deleting the oldest entries first, and a real compile then writes into it."""
+"""The persistent compilation cache is bounded: a folder pipekit created is pruned to the
+bound, deleting the oldest JAX entries first, and a real compile writes into it."""
 
 from __future__ import annotations
 
@@ -7,20 +7,21 @@ import os
 from pathlib import Path
 
 from conftest import run_python
-from pipekit_train.jax.compile_cache import prune_cache
+from pipekit_train.jax.compile_cache import MARKER_FILE, prune_cache
 
 
-def _entry(folder: Path, name: str, size: int, mtime: float) -> Path:
-    p = folder / name
+def _entry(folder: Path, module: str, size: int, mtime: float) -> Path:
+    p = folder / f"{module}-{'ab' * 32}-cache"  # JAX's naming: <module>-<sha256 hex>-cache
     p.write_bytes(b"x" * size)
     os.utime(p, (mtime, mtime))
     return p
 
 
 def test_prune_deletes_oldest_until_within_the_bound(tmp_path: Path) -> None:
-    old = _entry(tmp_path, "a-cache", 400, 1_000)
-    mid = _entry(tmp_path, "b-cache", 400, 2_000)
-    new = _entry(tmp_path, "c-cache", 400, 3_000)
+    (tmp_path / MARKER_FILE).write_text("pipekit's")
+    old = _entry(tmp_path, "jit_a", 400, 1_000)
+    mid = _entry(tmp_path, "jit_b", 400, 2_000)
+    new = _entry(tmp_path, "jit_c", 400, 3_000)
     removed = prune_cache(tmp_path, 900)
     assert removed == [old]
     assert mid.exists() and new.exists()
@@ -28,17 +29,24 @@ def test_prune_deletes_oldest_until_within_the_bound(tmp_path: Path) -> None:
     assert prune_cache(tmp_path, 0) == []  # 0: unbounded
 
 
-def test_enable_prunes_then_real_compiles_land_in_the_folder(tmp_path: Path) -> None:
-    _entry(tmp_path, "stale-cache", 10_000, 1_000)
+def test_a_created_cache_is_pruned_after_real_compiles_land_in_it(tmp_path: Path) -> None:
+    folder = tmp_path / "new-cache"  # pipekit creates it, so it is pipekit's
     code = f"""
+    import os
     import jax, jax.numpy as jnp
     from pathlib import Path
     from pipekit_train.jax.compile_cache import enable_compilation_cache
-    enable_compilation_cache({str(tmp_path)!r}, max_bytes=5_000)
-    assert not (Path({str(tmp_path)!r}) / "stale-cache").exists()
+    cache = enable_compilation_cache({str(folder)!r}, max_bytes=5_000)
+    stale = Path(cache) / ("jit_stale-" + "cd" * 32 + "-cache")
+    stale.write_bytes(b"x" * 10_000)
+    os.utime(stale, (1_000, 1_000))
     jax.jit(lambda x: x * 2 + 1)(jnp.ones(3)).block_until_ready()
-    print(sorted(p.name for p in Path({str(tmp_path)!r}).iterdir()))
+    assert stale.exists()  # nothing is deleted until the run calls prune()
+    print([p.name for p in cache.prune()])
+    print(sorted(p.name for p in Path(cache).iterdir()))
     """
     result = run_python(code)
     assert result.returncode == 0, result.stderr
-    assert "stale-cache" not in result.stdout and "-cache" in result.stdout
+    pruned, left = result.stdout.strip().splitlines()[-2:]
+    assert "jit_stale" in pruned and "jit_stale" not in left
+    assert "-cache" in left and MARKER_FILE in left

@@ -50,7 +50,7 @@ def test_saved_op_reloads_by_factory_and_predicts_the_same(trained, tmp_path):
     op, _ = trained
     op.save(tmp_path / "cnn")
     assert {p.name for p in (tmp_path / "cnn").iterdir()} == {"weights.eqx", "state.eqx", "op.json"}
-    loaded = JaxModelOp.load(tmp_path / "cnn")
+    loaded = JaxModelOp.load(tmp_path / "cnn", trusted=True)
     x = digits_cnn.load_split("test")["x"]
     assert np.asarray(loaded(x)).tobytes() == np.asarray(op(x)).tobytes()
 

@@ -1,7 +1,8 @@
 """The trained artifact: a ``JaxModelOp`` that maps a batch, exposes ``.module``, saves and loads.
 
 ``make_model`` in ``_eqx_helpers`` records itself as the op's factory (as
-``examples/digits_mlp.py`` does), so ``JaxModelOp.load(path)`` needs no skeleton.
+``examples/digits_mlp.py`` does), so ``JaxModelOp.load(path, trusted=True)`` needs no
+skeleton (the folder is the test's own, so trusting it is right).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def test_save_then_load_by_the_recorded_factory(tmp_path):
     op, _ = run_loop(tiny_loop(model_op=make_model(width=6)))
     assert op.factory == FACTORY and op.factory_kwargs["width"] == 6
     op.save(tmp_path / "model")
-    loaded = JaxModelOp.load(tmp_path / "model")
+    loaded = JaxModelOp.load(tmp_path / "model", trusted=True)
     assert_bit_identical(loaded, op)
     assert np.array_equal(np.asarray(loaded(X)), np.asarray(op(X)))
 

@@ -79,7 +79,7 @@ def test_recorded_factory_that_cannot_be_imported(tmp_path):
     op = JaxModelOp(mlp(), factory="no_such_pipekit_module:make", factory_kwargs={"a": 1})
     op.save(tmp_path)
     with pytest.raises(CheckpointError) as info:
-        JaxModelOp.load(tmp_path)
+        JaxModelOp.load(tmp_path, trusted=True)
     assert "no_such_pipekit_module:make" in str(info.value) and "like=" in str(info.value)
     # like= still works for such a save
     assert JaxModelOp.load(tmp_path, like=mlp()).factory == "no_such_pipekit_module:make"
@@ -95,7 +95,7 @@ def test_recorded_factory_that_fails(tmp_path, monkeypatch, fn, fragment):
     monkeypatch.delitem(sys.modules, name, raising=False)
     JaxModelOp(mlp(), factory=f"{name}:{fn}").save(tmp_path / "op")
     with pytest.raises((CheckpointError, ConfigError)) as info:
-        JaxModelOp.load(tmp_path / "op")
+        JaxModelOp.load(tmp_path / "op", trusted=True)
     assert fragment in str(info.value)
     sys.modules.pop(name, None)
 

@@ -64,7 +64,8 @@ def test_roundtrip_with_factory(tmp_path, factory_module):
     expected = op(X)
     op.save(tmp_path / "op")
 
-    loaded = JaxModelOp.load(str(tmp_path / "op"))  # no like=: built from the recorded factory
+    # no like=: built from the recorded factory, which trusted=True allows to be imported
+    loaded = JaxModelOp.load(str(tmp_path / "op"), trusted=True)
     assert same_bits(loaded(X), expected)
     assert_same_module(loaded.module, trained)
     assert loaded.factory == f"{factory_module}:make_mlp"
@@ -72,7 +73,7 @@ def test_roundtrip_with_factory(tmp_path, factory_module):
 
     # the factory record survives a second save/load
     loaded.save(tmp_path / "again")
-    assert same_bits(JaxModelOp.load(tmp_path / "again")(X), expected)
+    assert same_bits(JaxModelOp.load(tmp_path / "again", trusted=[factory_module])(X), expected)
 
 
 def test_op_json_describes_the_save(tmp_path, factory_module):

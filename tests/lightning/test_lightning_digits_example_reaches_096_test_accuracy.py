@@ -2,7 +2,8 @@
 
 The example's own model and data split, a shorter schedule (400 steps) so the test
 stays fast; the accuracy is measured with the returned ``TorchModelOp`` on the
-test split, which is also saved and loaded back through its recorded factory.
+test split, which is also saved and loaded back through its recorded factory
+(``trusted=True``: the test's own folder).
 Also checks ``backend_info`` and that the metric writer wrote through the runner.
 """
 
@@ -80,5 +81,5 @@ def test_digits_example_reaches_096_on_the_held_out_split(example, tmp_path: Pat
     assert sorted(p.name for p in (tmp_path / "ckpt").glob("step-*.pt")) == ["step-000000400.pt"]
 
     op.save(tmp_path / "model")
-    back = type(op).load(tmp_path / "model")
+    back = type(op).load(tmp_path / "model", trusted=True)
     np.testing.assert_array_equal(back(test["x"]), op(test["x"]))

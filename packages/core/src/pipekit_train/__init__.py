@@ -27,6 +27,7 @@ from .errors import (
     LogsNotFoundError,
     PipekitError,
     TrainingError,
+    UntrustedCodeError,
 )
 from .loop import TrainingLoop
 from .losses import LOSS_NAMES
@@ -56,6 +57,7 @@ __all__ = [
     "CheckpointError",
     "DataError",
     "TrainingError",
+    "UntrustedCodeError",
     "LogsNotFoundError",
     "ExtraNotInstalledError",
     "installed_backends",

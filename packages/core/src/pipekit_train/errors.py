@@ -17,6 +17,7 @@ __all__ = [
     "ConfigError",
     "BackendNotInstalledError",
     "CheckpointError",
+    "UntrustedCodeError",
     "DataError",
     "TrainingError",
     "LogsNotFoundError",
@@ -49,6 +50,17 @@ class BackendNotInstalledError(PipekitError, ImportError):
 
 class CheckpointError(PipekitError):
     """A checkpoint directory cannot be used: unwritable, incompatible or unreadable."""
+
+
+class UntrustedCodeError(CheckpointError):
+    """A saved folder names code (an import string) that the caller did not allow to run.
+
+    Raised by ``JaxModelOp.load``, ``TorchModelOp.load`` and ``NumpyroPredictiveOp.load``
+    *before* anything is imported. The message shows the recorded string, the field that
+    held it and both ways on: pass the code yourself (``factory=`` / ``like=`` / ``model=``
+    / ``predict_fn=``), or ``trusted=True`` ("this folder can run code"). A
+    ``CheckpointError``, so handlers of unusable saved artifacts catch it too.
+    """
 
 
 class DataError(PipekitError, ValueError):

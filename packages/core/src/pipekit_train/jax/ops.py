@@ -26,10 +26,14 @@ is code plus arrays; only the arrays are on disk), supplied one of two ways:
    returns one, e.g. ``like=lambda: MLP(64, 10, 256, 2, key=jax.random.key(0))``;
 2. the op was created as ``JaxModelOp(module, factory="pkg.mod:make_model",
    factory_kwargs={...})``; ``op.json`` records the import string and the JSON
-   kwargs, and ``JaxModelOp.load(path)`` imports ``pkg.mod``, calls
-   ``make_model(**kwargs)`` and fills the result with the saved weights. That is
-   code the user named, imported by name — not unpickled. The factory must build
-   its own PRNG key (e.g. from a ``seed`` kwarg) since keys are not JSON.
+   kwargs. ``JaxModelOp.load(path, factory=make_model)`` calls the function you
+   pass with the recorded kwargs and fills the result with the saved weights.
+   ``JaxModelOp.load(path, trusted=True)`` imports the *recorded* string instead —
+   only for a folder you trust, since ``op.json`` is a file anyone could have
+   edited (``os:system``): without ``factory=``, ``like=`` or ``trusted=`` nothing
+   recorded is imported, and the error shows the string and both ways on
+   (``pipekit_train._trust``, ``docs/security.md``). The factory must build its own
+   PRNG key (e.g. from a ``seed`` kwarg) since keys are not JSON.
 
 The shapes and dtypes of the skeleton's leaves are compared with the summary in
 ``op.json`` first; a mismatch raises :class:`~pipekit_train.errors.CheckpointError`
@@ -38,16 +42,17 @@ naming the first differing leaf path.
 
 from __future__ import annotations
 
-import importlib
 import importlib.metadata
 import json
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from pipekit_train._trust import check_trust, resolve_recorded
 from pipekit_train.errors import CheckpointError, ConfigError, DataError, PipekitError
 from pipekit_train.jax._deps import missing_jax_extra, require_equinox
 
@@ -171,23 +176,6 @@ def _check_factory(factory: Any, factory_kwargs: Any) -> dict[str, Any] | None:
             field="JaxModelOp.factory_kwargs",
         ) from exc
     return dict(kwargs)
-
-
-def _import_factory(spec: str, path: Path) -> Any:
-    module_name, _, attr_path = spec.partition(":")
-    try:
-        obj: Any = importlib.import_module(module_name)
-        for attr in attr_path.split("."):
-            obj = getattr(obj, attr)
-    except (ImportError, AttributeError) as exc:
-        raise CheckpointError(
-            f"{path}: the recorded factory {spec!r} cannot be imported "
-            f"({type(exc).__name__}: {exc}). Make it importable, or pass the structure "
-            f"yourself: JaxModelOp.load(path, like=<module or zero-arg callable>)"
-        ) from exc
-    if not callable(obj):
-        raise CheckpointError(f"{path}: the recorded factory {spec!r} is not callable")
-    return obj
 
 
 class JaxModelOp:
@@ -365,8 +353,14 @@ class JaxModelOp:
         return meta
 
     @classmethod
-    def _skeleton(cls, like: Any, meta: dict[str, Any], directory: Path) -> tuple[Any, Any]:
-        """The ``(module, state)`` skeleton (``state`` is ``None`` for a stateless model)."""
+    def _skeleton(
+        cls, like: Any, factory: Any, trusted: Any, meta: dict[str, Any], directory: Path
+    ) -> tuple[Any, Any]:
+        """The ``(module, state)`` skeleton (``state`` is ``None`` for a stateless model).
+
+        From ``like``, else ``factory(**recorded kwargs)``, else the recorded factory if
+        ``trusted`` allows it; a recorded string is never imported otherwise.
+        """
         eqx = require_equinox()
 
         def unwrap(obj: Any, what: str) -> tuple[Any, Any]:
@@ -394,25 +388,45 @@ class JaxModelOp:
             if callable(like):
                 return unwrap(like(), "like() (the skeleton factory you passed)")
             return unwrap(like, "like")
-        factory = meta.get("factory")
-        if factory:
-            fn = _import_factory(factory, directory)
-            kwargs = meta.get("factory_kwargs") or {}
+        recorded = meta.get("factory")
+        kwargs = meta.get("factory_kwargs") or {}
+        if not isinstance(kwargs, dict):
+            raise CheckpointError(
+                f"{directory / META_FILE}: factory_kwargs must be a JSON object, got {kwargs!r}"
+            )
+        if factory is not None or recorded:
+            if factory is not None:
+                fn, name = factory, getattr(factory, "__qualname__", repr(factory))
+            else:
+                name = recorded
+                fn = resolve_recorded(
+                    recorded,
+                    trusted=trusted,
+                    field="factory",
+                    source=directory / META_FILE,
+                    instead=(
+                        "JaxModelOp.load(path, factory=<the function>) (called with the "
+                        "recorded factory_kwargs) or JaxModelOp.load(path, like=<module or "
+                        "zero-arg callable>)"
+                    ),
+                )
+            if not callable(fn):
+                raise CheckpointError(f"{directory}: the factory {name!r} is not callable")
             try:
                 built = fn(**kwargs)
             except Exception as exc:  # noqa: BLE001 - user code, reported with context
                 raise CheckpointError(
-                    f"{directory}: the recorded factory {factory}(**{kwargs!r}) failed: "
+                    f"{directory}: the factory {name}(**{kwargs!r}) failed: "
                     f"{type(exc).__name__}: {exc}"
                 ) from exc
-            return unwrap(built, f"the recorded factory {factory!r}'s result")
+            return unwrap(built, f"the factory {name!r}'s result")
         raise ConfigError(
             f"JaxModelOp.load({str(directory)!r}) needs the module's structure, and this "
             f"save records no factory. Either pass it: JaxModelOp.load(path, like=skeleton) "
             f"with an equinox.Module of the same structure or a zero-argument callable "
             f"returning one; or create the op as JaxModelOp(module, "
             f"factory='pkg.module:function', factory_kwargs={{...}}) before saving, so that "
-            f"load(path) can rebuild it.",
+            f"load(path, factory=function) can rebuild it.",
             field="like",
         )
 
@@ -447,12 +461,34 @@ class JaxModelOp:
             )
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], like: Any = None) -> JaxModelOp:
-        """Rebuild an op written by :meth:`save` (structure from ``like`` or the factory)."""
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        like: Any = None,
+        *,
+        factory: Any = None,
+        trusted: bool | Sequence[str] = False,
+    ) -> JaxModelOp:
+        """Rebuild an op written by :meth:`save`.
+
+        The structure comes from ``like`` (a skeleton module or zero-argument callable),
+        or ``factory`` (a callable, called with the ``factory_kwargs`` recorded in
+        ``op.json``), or — only with ``trusted=True`` or a list of module prefixes
+        covering it — the factory import string recorded in ``op.json``. A saved folder
+        is data, so without one of these nothing recorded is imported or called
+        (:class:`~pipekit_train.errors.UntrustedCodeError`).
+        """
         eqx = require_equinox()
+        trusted = check_trust(trusted)
+        if like is not None and factory is not None:
+            raise ConfigError(
+                "JaxModelOp.load: give like= (a skeleton) or factory= (called with the "
+                "recorded factory_kwargs), not both",
+                field="factory",
+            )
         directory = Path(path)
         meta = cls._read_metadata(directory)
-        skeleton, state_skeleton = cls._skeleton(like, meta, directory)
+        skeleton, state_skeleton = cls._skeleton(like, factory, trusted, meta, directory)
         cls._compare(directory, meta["leaves"], _leaf_summary(skeleton), "weights")
         saved_state = meta.get("state_leaves")
         if (saved_state is None) != (state_skeleton is None):

@@ -7,21 +7,23 @@ Saved layout (a directory; nothing is pickled)::
     op.json           format version, the model's import string ('module:attr') and the
                       keywords a functools.partial bound, predictive settings, versions
 
-``load`` re-imports the model by that string with ``pkgutil.resolve_name`` (code
-the user named, imported by name), or takes it as ``model=``.
+``load`` takes the model as ``model=`` (or a raw path's ``predict_fn=``). It imports
+the string recorded in ``op.json`` only with ``trusted=True`` (or a list of module
+prefixes covering it): the folder is data anyone could have edited, and importing a
+module runs its code (``pipekit_train._trust``, ``docs/security.md``).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import pkgutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from pipekit_train._trust import check_trust, resolve_recorded
 from pipekit_train.errors import CheckpointError, ConfigError
 
 from ._diagnostics import diagnostics, to_inference_data
@@ -233,10 +235,22 @@ class NumpyroPredictiveOp:
 
     @classmethod
     def load(
-        cls, path: str | os.PathLike[str], *, model: Callable[..., Any] | None = None
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        model: Callable[..., Any] | None = None,
+        predict_fn: Callable[[Any, Any], Any] | None = None,
+        trusted: bool | Sequence[str] = False,
     ) -> NumpyroPredictiveOp:
-        """Rebuild an op written by :meth:`save`; the model comes from its import string
-        (or ``model=``)."""
+        """Rebuild an op written by :meth:`save`.
+
+        The model is ``model`` (used as given: the recorded ``model_kwargs`` are bound only
+        to a model imported from ``op.json``); a raw log-density op's function is
+        ``predict_fn``. Without them, the import string recorded in ``op.json`` is imported
+        only with ``trusted=True`` or a list of module prefixes covering it; otherwise
+        :class:`~pipekit_train.errors.UntrustedCodeError` is raised and nothing is imported.
+        """
+        trusted = check_trust(trusted)
         src = Path(path)
         try:
             meta = json.loads((src / META_FILE).read_text())
@@ -244,24 +258,29 @@ class NumpyroPredictiveOp:
             raise CheckpointError(
                 f"{src} is not a saved NumpyroPredictiveOp: cannot read {META_FILE} ({exc})"
             ) from exc
-        if meta.get("format_version") != FORMAT_VERSION:
+        if not isinstance(meta, dict) or meta.get("format_version") != FORMAT_VERSION:
+            version = meta.get("format_version") if isinstance(meta, dict) else None
             raise CheckpointError(
-                f"{src / META_FILE}: format_version {meta.get('format_version')!r} is not "
+                f"{src / META_FILE}: format_version {version!r} is not "
                 f"{FORMAT_VERSION}; save it again with this version of pipekit-train-bayes"
             )
-        predict_fn = None
-        if meta.get("model") is None and meta.get("predict_fn"):
-            predict_fn = pkgutil.resolve_name(meta["predict_fn"])
+        if meta.get("model") is None:
+            if predict_fn is None and meta.get("predict_fn"):
+                predict_fn = resolve_recorded(
+                    meta["predict_fn"],
+                    trusted=trusted,
+                    field="predict_fn",
+                    source=src / META_FILE,
+                    instead="NumpyroPredictiveOp.load(path, predict_fn=<your function>)",
+                )
         elif model is None:
-            try:
-                model = pkgutil.resolve_name(meta["model"])
-            except (ImportError, AttributeError, ValueError) as exc:
-                raise ConfigError(
-                    f"NumpyroPredictiveOp.load: cannot import the model {meta['model']!r} "
-                    f"recorded in {src / META_FILE} ({exc}); put its module on PYTHONPATH or "
-                    "pass model=",
-                    field="model",
-                ) from exc
+            model = resolve_recorded(
+                meta["model"],
+                trusted=trusted,
+                field="model",
+                source=src / META_FILE,
+                instead="NumpyroPredictiveOp.load(path, model=<your NumPyro model>)",
+            )
             if meta.get("model_kwargs"):
                 import functools
 

@@ -6,9 +6,12 @@ import contextlib
 import warnings
 from collections.abc import Iterator, Sequence
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipekit_train.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pipekit_train.jax.compile_cache import CompilationCache
 
 __all__ = ["precision", "library_versions", "warn_unused_fields", "use_compilation_cache"]
 
@@ -85,26 +88,15 @@ def warn_unused_fields(loop: Any, backend: str, names: Sequence[str]) -> list[st
     return set_fields
 
 
-def use_compilation_cache(folder: Any, field: str = "backend_options.compilation_cache") -> None:
+def use_compilation_cache(
+    folder: Any, field: str = "backend_options.compilation_cache"
+) -> CompilationCache:
     """Turn on JAX's persistent compilation cache in ``folder`` (``None``/``'off'``: leave it).
 
-    The CLI passes its ``--compilation-cache`` folder to every backend this way.
+    Core's :func:`pipekit_train.jax.compile_cache.use_compilation_cache` (one check for
+    every JAX backend); call the result's ``prune()`` after the run succeeded. The CLI
+    passes its ``--compilation-cache`` folder to every backend this way.
     """
-    if folder in (None, "off"):
-        return
-    import os
+    from pipekit_train.jax.compile_cache import use_compilation_cache as core_use
 
-    if not isinstance(folder, (str, os.PathLike)):
-        raise ConfigError(
-            f"{field} must be a folder path, 'off' or None, got {folder!r}", field=field
-        )
-    from pipekit_train.jax.compile_cache import enable_compilation_cache
-
-    try:
-        enable_compilation_cache(folder)
-    except OSError as exc:
-        raise ConfigError(
-            f"{field}: cannot use {str(folder)!r} as JAX's compilation cache folder: "
-            f"{exc.strerror or exc}; give a writable folder or 'off'",
-            field=field,
-        ) from exc
+    return core_use(folder, field)

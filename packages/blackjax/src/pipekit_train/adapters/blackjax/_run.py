@@ -115,7 +115,7 @@ def run(loop: Any) -> tuple[NumpyroPredictiveOp | None, dict[str, Any]]:
     started = time.perf_counter()
     require_features(loop, supported=(), backend=BACKEND)
     options = parse_options(loop.backend_options)
-    use_compilation_cache(options.compilation_cache)
+    cache = use_compilation_cache(options.compilation_cache)
     task = as_blackjax_task(loop)
     sg = options.sampler in SG_SAMPLERS
     ignored = (
@@ -123,7 +123,9 @@ def run(loop: Any) -> tuple[NumpyroPredictiveOp | None, dict[str, Any]]:
     )
     unused = warn_unused_fields(loop, BACKEND, ignored)
     with precision(options.x64):
-        return _run(loop, task, options, unused, started)
+        result = _run(loop, task, options, unused, started)
+    cache.prune()  # only after a run that passed validation and finished (compile_cache)
+    return result
 
 
 def _load(loop: Any, task: BlackjaxTask, sg: bool) -> tuple[Any, Any]:

@@ -12,7 +12,7 @@ import numpy as np
 from pipekit_train.driver import run_driver
 from pipekit_train.errors import ConfigError, DataError, PipekitError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
-from pipekit_train.jax.compile_cache import enable_compilation_cache
+from pipekit_train.jax.compile_cache import use_compilation_cache
 from pipekit_train.jax.data import (
     BatchIterator,
     BatchSource,
@@ -244,16 +244,7 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
     started = time.perf_counter()
     require_features(loop, supported=tuple(FEATURE_DEFAULTS), backend="equinox")
     options = parse_options(loop.backend_options)
-    if options.compilation_cache not in (None, "off"):
-        try:
-            enable_compilation_cache(options.compilation_cache)
-        except OSError as exc:
-            raise ConfigError(
-                "backend_options.compilation_cache: cannot use "
-                f"{str(options.compilation_cache)!r} as JAX's compilation cache folder: "
-                f"{exc.strerror or exc}; give a writable folder or 'off'",
-                field="backend_options.compilation_cache",
-            ) from exc
+    cache = use_compilation_cache(options.compilation_cache)
     model_op, module, model_state = _unwrap_model(loop.model_op)
     module = storage_tree(module, loop.precision)
     features = StepFeatures.of(loop)
@@ -380,6 +371,7 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         },
         "sharding": placement.describe(),
     }
+    cache.prune()  # only now: a run refused by validation deletes nothing (compile_cache)
     return trained, info
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from pipekit_train._signals import StopSignals
 from pipekit_train.carry import TrainerCarryState
-from pipekit_train.errors import CheckpointError, ConfigError
+from pipekit_train.errors import CheckpointError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax.data import BatchSource, eval_batches, normalize_dataset
 from pipekit_train.loop import non_default_features
@@ -48,22 +48,6 @@ def fingerprint(loop: Any, model: Any, dataset_length: int) -> dict[str, Any]:
     )
 
 
-def _enable_cache(options: KerasOptions) -> None:
-    if options.compilation_cache in (None, "off"):
-        return
-    from pipekit_train.jax.compile_cache import enable_compilation_cache
-
-    try:
-        enable_compilation_cache(options.compilation_cache)
-    except OSError as exc:
-        raise ConfigError(
-            "backend_options.compilation_cache: cannot use "
-            f"{options.compilation_cache!r} as JAX's compilation cache folder: "
-            f"{exc.strerror or exc}; give a writable folder or 'off'",
-            field="backend_options.compilation_cache",
-        ) from exc
-
-
 def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
     """Train ``loop`` with Keras ``fit`` for exactly ``max_steps`` steps (resuming if possible).
 
@@ -74,7 +58,9 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
     started = time.perf_counter()
     options = parse_options(loop.backend_options)
     keras = import_keras()
-    _enable_cache(options)
+    from pipekit_train.jax.compile_cache import use_compilation_cache
+
+    cache = use_compilation_cache(options.compilation_cache)
     model = unwrap_model(keras, loop.model_op)
     check_features(loop, model, options.steps_per_execution)
     k = int(loop.accumulate_steps)
@@ -125,6 +111,7 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
         total_seconds=time.perf_counter() - started,
         distribution=type(distribution).__name__ if distribution is not None else None,
     )
+    cache.prune()  # only now: a run refused by validation deletes nothing (compile_cache)
     return op, info
 
 

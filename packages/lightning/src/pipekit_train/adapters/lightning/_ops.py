@@ -10,9 +10,13 @@ Nothing is pickled but tensors. Loading needs the module's *code*, given one of 
 1. ``TorchModelOp.load(path, like=module_or_zero_arg_callable)``;
 2. the op was created as ``TorchModelOp(module, factory="pkg.mod:make_model",
    factory_kwargs={...})``: ``op.json`` records the import string and the JSON
-   kwargs, and ``load(path)`` imports ``pkg.mod``, calls ``make_model(**kwargs)``
+   kwargs, and ``load(path, factory=make_model)`` calls ``make_model(**kwargs)``
    (which may return an ``nn.Module`` or a ``TorchModelOp``) and loads the saved
-   weights into it with ``load_state_dict(strict=True)``.
+   weights into it with ``load_state_dict(strict=True)``. ``load(path,
+   trusted=True)`` imports the *recorded* string instead — only for a folder you
+   trust: ``op.json`` is data anyone could have edited, so without ``like=``,
+   ``factory=`` or ``trusted=`` nothing recorded is imported or called
+   (``pipekit_train._trust``, ``docs/security.md``).
 
 The state_dict summary is compared first; a mismatch is a ``CheckpointError``
 naming the first differing entry.
@@ -20,16 +24,17 @@ naming the first differing entry.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from pipekit_train._trust import check_trust, resolve_recorded
 from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.fingerprint import structure_digest
 
@@ -143,8 +148,30 @@ class TorchModelOp:
         (directory / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], like: Any = None) -> TorchModelOp:
-        """Rebuild an op written by :meth:`save` (module from ``like`` or the recorded factory)."""
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        like: Any = None,
+        *,
+        factory: Any = None,
+        trusted: bool | Sequence[str] = False,
+    ) -> TorchModelOp:
+        """Rebuild an op written by :meth:`save`.
+
+        The module comes from ``like`` (a module or zero-argument callable), or
+        ``factory`` (a callable, called with the ``factory_kwargs`` recorded in
+        ``op.json``), or — only with ``trusted=True`` or a list of module prefixes
+        covering it — the factory import string recorded in ``op.json``. Without one
+        of these nothing recorded is imported or called
+        (:class:`~pipekit_train.errors.UntrustedCodeError`).
+        """
+        trusted = check_trust(trusted)
+        if like is not None and factory is not None:
+            raise ConfigError(
+                "TorchModelOp.load: give like= (a module) or factory= (called with the "
+                "recorded factory_kwargs), not both",
+                field="factory",
+            )
         directory = Path(path)
         try:
             meta = json.loads((directory / META_FILE).read_text(encoding="utf-8"))
@@ -152,7 +179,7 @@ class TorchModelOp:
             raise CheckpointError(
                 f"{directory} is not a saved TorchModelOp ({META_FILE} unreadable: {exc})"
             ) from exc
-        module = _skeleton(like, meta, directory)
+        module = _skeleton(like, factory, trusted, meta, directory)
         saved = [tuple(e) for e in meta.get("state", [])]
         current = [(n, list(s), d) for n, s, d in state_summary(module)]
         for old, new in zip(saved, current, strict=False):
@@ -189,13 +216,17 @@ def _unwrap(obj: Any, what: str) -> torch.nn.Module:
     )
 
 
-def _skeleton(like: Any, meta: dict[str, Any], directory: Path) -> torch.nn.Module:
+def _skeleton(
+    like: Any, factory: Any, trusted: Any, meta: dict[str, Any], directory: Path
+) -> torch.nn.Module:
+    """The module to load into: ``like``, ``factory(**recorded kwargs)``, or the recorded
+    factory when ``trusted`` allows it (never imported otherwise)."""
     if like is not None:
         if isinstance(like, (torch.nn.Module, TorchModelOp)):
             return _unwrap(like, "like")
         return _unwrap(like(), "like()")
-    factory = meta.get("factory")
-    if not factory:
+    recorded = meta.get("factory")
+    if factory is None and not recorded:
         raise ConfigError(
             f"TorchModelOp.load({str(directory)!r}) needs the module's code and this save "
             f"records no factory: pass like=<nn.Module or zero-argument callable>, or create "
@@ -203,22 +234,32 @@ def _skeleton(like: Any, meta: dict[str, Any], directory: Path) -> torch.nn.Modu
             f"factory_kwargs={{...}}) before saving",
             field="like",
         )
-    module_name, _, attr_path = factory.partition(":")
-    try:
-        obj: Any = importlib.import_module(module_name)
-        for attr in attr_path.split("."):
-            obj = getattr(obj, attr)
-    except (ImportError, AttributeError) as exc:
-        raise CheckpointError(
-            f"{directory}: the recorded factory {factory!r} cannot be imported "
-            f"({type(exc).__name__}: {exc}); make it importable or pass like=..."
-        ) from exc
     kwargs = meta.get("factory_kwargs") or {}
+    if not isinstance(kwargs, dict):
+        raise CheckpointError(
+            f"{directory / META_FILE}: factory_kwargs must be a JSON object, got {kwargs!r}"
+        )
+    if factory is not None:
+        obj, name = factory, getattr(factory, "__qualname__", repr(factory))
+    else:
+        name = recorded
+        obj = resolve_recorded(
+            recorded,
+            trusted=trusted,
+            field="factory",
+            source=directory / META_FILE,
+            instead=(
+                "TorchModelOp.load(path, factory=<the function>) (called with the recorded "
+                "factory_kwargs) or TorchModelOp.load(path, like=<nn.Module or zero-arg "
+                "callable>)"
+            ),
+        )
+    if not callable(obj):
+        raise CheckpointError(f"{directory}: the factory {name!r} is not callable")
     try:
         built = obj(**kwargs)
     except Exception as exc:  # noqa: BLE001 - user code
         raise CheckpointError(
-            f"{directory}: the recorded factory {factory}(**{kwargs!r}) failed: "
-            f"{type(exc).__name__}: {exc}"
+            f"{directory}: the factory {name}(**{kwargs!r}) failed: {type(exc).__name__}: {exc}"
         ) from exc
-    return _unwrap(built, f"the recorded factory {factory!r}'s result")
+    return _unwrap(built, f"the factory {name!r}'s result")

@@ -91,11 +91,13 @@ def run(loop: Any) -> tuple[NumpyroPredictiveOp | None, dict[str, Any]]:
     # Accumulation, EMA and precision are not mapped onto this backend yet: refuse them.
     require_features(loop, supported=(), backend="numpyro-mcmc")
     options = parse_options(loop.backend_options)
-    use_compilation_cache(options.compilation_cache)
+    cache = use_compilation_cache(options.compilation_cache)
     task = require_task(loop, BACKEND)
     unused = warn_unused_fields(loop, BACKEND, ("max_steps", "batch_size", "optimizer_config"))
     with precision(options.x64):
-        return _run(loop, task, options, unused, started)
+        result = _run(loop, task, options, unused, started)
+    cache.prune()  # only after a run that passed validation and finished (compile_cache)
+    return result
 
 
 def _run(

@@ -54,10 +54,12 @@ def run(loop: Any) -> tuple[NumpyroPredictiveOp, dict[str, Any]]:
     # Accumulation, EMA and precision are not mapped onto this backend yet: refuse them.
     require_features(loop, supported=(), backend="numpyro-svi")
     options = parse_options(loop.backend_options)
-    use_compilation_cache(options.compilation_cache)
+    cache = use_compilation_cache(options.compilation_cache)
     task = require_task(loop, BACKEND)
     with precision(options.x64):
-        return _run(loop, task, options, started)
+        result = _run(loop, task, options, started)
+    cache.prune()  # only after a run that passed validation and finished (compile_cache)
+    return result
 
 
 def _run(

@@ -1,0 +1,25 @@
+"""The Lightning checkpoint store prunes (``keep_last``) and archives only ``step-<9 digits>.pt``.
+
+User files in ``checkpoint_dir`` (``notes.txt``, a ``my_model.pt`` that is not a step file,
+``step-1.pt`` with the wrong digit count) stay in place, byte-identical.
+"""
+
+from __future__ import annotations
+
+from user_files import assert_untouched, plant
+
+from pipekit_train.adapters.lightning._checkpoint import CheckpointStore
+
+FILES = {"notes.txt": b"mine", "my_model.pt": b"not a step file", "step-1.pt": b"mine too"}
+
+
+def test_keep_last_and_archive_leave_user_files(tmp_path):
+    files = plant(tmp_path, FILES)
+    store = CheckpointStore(tmp_path, keep_last=1)
+    for step in (1, 2, 3):
+        store.save(step, {}, None, None, {"fingerprint": {}})
+    assert store.steps() == [3]
+    assert_untouched(tmp_path, files)
+    archive = store.archive()
+    assert archive is not None and [p.name for p in archive.iterdir()] == ["step-000000003.pt"]
+    assert_untouched(tmp_path, files)
