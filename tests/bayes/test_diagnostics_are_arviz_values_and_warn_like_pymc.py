@@ -38,5 +38,5 @@ def test_disagreeing_chains_low_ess_and_divergences_warn() -> None:
     msgs = diagnostic_warnings(diagnostics({"s": shifted, "k": sticky}, diverging))
     text = " | ".join(msgs)
     assert "R-hat above 1.01" in text and "s (" in text
-    assert "bulk ESS below 100 per chain" in text and "k (" in text
+    assert "k (" in text and "a bulk ESS below the 400 that 4 chains need (100 per chain)" in text
     assert "2 divergent transition(s)" in text

@@ -23,10 +23,10 @@ The bridge contract for loop-owning backends is in ``docs/architecture.md``.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._warn import warn_user
 from .callbacks import Callback, Checkpoint, LogToExperiment
 from .carry import TrainerCarryState
 
@@ -152,17 +152,14 @@ class CallbackRunner:
                 try:
                     cb.on_exception(self.loop, st, error)
                 except Exception as exc:  # noqa: BLE001 - never mask the run's error
-                    warnings.warn(
-                        f"{type(cb).__name__}.on_exception failed during teardown: {exc!r}",
-                        stacklevel=2,
-                    )
+                    warn_user(f"{type(cb).__name__}.on_exception failed during teardown: {exc!r}")
         if self.writer is not None:
             try:
                 self.writer.close()
             except Exception as exc:  # noqa: BLE001
                 if error is None:
                     raise
-                warnings.warn(f"closing the metric writer failed: {exc!r}", stacklevel=2)
+                warn_user(f"closing the metric writer failed: {exc!r}")
 
     def guard(self, state: TrainerCarryState) -> _Guard:
         """``with runner.guard(state):`` — teardown with ``on_exception`` if the body raises."""
@@ -192,5 +189,5 @@ def _json_floats(values: Mapping[str, Any]) -> dict[str, Any]:
         try:
             out[key] = float(value) if value is not None else None
         except (TypeError, ValueError):
-            warnings.warn(f"metric {key!r} is not a number; not checkpointed", stacklevel=2)
+            warn_user(f"metric {key!r} is not a number, so it is not checkpointed")
     return out

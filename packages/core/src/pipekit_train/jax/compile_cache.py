@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import os
 import re
-import warnings
 from pathlib import Path
 from typing import Any
 
+from pipekit_train._warn import warn_user
 from pipekit_train.errors import ConfigError
 
 __all__ = [
@@ -179,12 +179,10 @@ def enable_compilation_cache(
     foreign = _claim(path)
     if foreign:
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
-        warnings.warn(
+        warn_user(
             f"compilation cache {str(path)!r} holds files pipekit-train did not write "
             f"({shown}), so it is used but never pruned (nothing in it is deleted); give a "
-            f"new or empty folder to have the cache bounded",
-            UserWarning,
-            stacklevel=3,
+            f"new or empty folder to have the cache bounded"
         )
     jax.config.update("jax_compilation_cache_dir", str(path))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)

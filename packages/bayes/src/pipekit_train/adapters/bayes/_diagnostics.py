@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from pipekit_train._warn import warn_user
+
 __all__ = [
     "to_inference_data",
     "diagnostics",
@@ -163,6 +165,11 @@ def _worst(values: Any, pick: Any) -> float:
     return float(pick(a)) if a.size else float("nan")
 
 
+def _and(items: list[str]) -> str:
+    """``"a"``, ``"a and b"``, ``"a, b and c"``."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def diagnostic_warnings(diag: Mapping[str, Any]) -> list[str]:
     """The warnings a run's diagnostics call for (empty when it looks converged)."""
     out: list[str] = []
@@ -196,10 +203,13 @@ def diagnostic_warnings(diag: Mapping[str, Any]) -> list[str]:
         if _worst(s["ess_bulk"], np.min) < floor
     }
     if low:
-        sites = ", ".join(f"{n} ({v:.0f})" for n, v in sorted(low.items()))
+        sites = _and([f"{n} ({v:.0f})" for n, v in sorted(low.items())])
+        verb = "has" if len(low) == 1 else "have"
+        chains_text = "1 chain needs" if chains == 1 else f"{chains} chains need"
         out.append(
-            f"bulk ESS below {ESS_PER_CHAIN_MIN} per chain ({floor} for {chains} chain(s)) for "
-            f"{sites}: estimates are unreliable; draw more samples"
+            f"{sites} {verb} a bulk ESS below the {floor} that {chains_text} "
+            f"({ESS_PER_CHAIN_MIN} per chain), so the estimates are unreliable; draw more "
+            "samples (num_samples) or reparameterise the model"
         )
     if diag.get("divergences", 0):
         out.append(
@@ -214,5 +224,5 @@ def warn_diagnostics(diag: Mapping[str, Any], backend: str) -> list[str]:
     """Emit each of :func:`diagnostic_warnings` as a ``UserWarning``; return them."""
     msgs = diagnostic_warnings(diag)
     for msg in msgs:
-        warnings.warn(f"{backend}: {msg}", UserWarning, stacklevel=3)
+        warn_user(f"{backend}: {msg}")
     return msgs

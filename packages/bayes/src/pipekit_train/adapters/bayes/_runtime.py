@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import warnings
 from collections.abc import Iterator, Sequence
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
+from pipekit_train._warn import warn_user
 from pipekit_train.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -78,12 +78,11 @@ def warn_unused_fields(loop: Any, backend: str, names: Sequence[str]) -> list[st
         if getattr(loop, name) != default:
             set_fields.append(name)
     if set_fields:
-        warnings.warn(
-            f"{backend}: TrainingLoop.{', TrainingLoop.'.join(set_fields)} do(es) not apply "
-            "(the sampler's length is NumpyroTask.num_warmup + num_samples, and it uses the "
-            "whole dataset with no optimiser); the value(s) are ignored",
-            UserWarning,
-            stacklevel=3,
+        names = [f"TrainingLoop.{name}" for name in set_fields]
+        shown = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        warn_user(
+            f"{backend} ignores {shown}: a sampler runs NumpyroTask.num_warmup + num_samples "
+            "steps over the whole dataset, with no optimiser."
         )
     return set_fields
 

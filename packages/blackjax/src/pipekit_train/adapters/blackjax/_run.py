@@ -9,6 +9,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from pipekit_train._warn import warn_user
 from pipekit_train.adapters.bayes import (
     NumpyroPredictiveOp,
     diagnostics,
@@ -247,12 +248,11 @@ def _predictive_op(
 
 def _unfinished_tempering(lmbda: list[float], options: BlackjaxOptions) -> str:
     """Warn (and return the message) when SMC's tempering budget ended before λ = 1."""
-    import warnings
 
     msg = (
         f"blackjax smc: tempering stopped at λ = {min(lmbda):.4g} < 1 after "
         f"max_tempering_steps = {options.params['max_tempering_steps']}: the draws are from a "
         "tempered target, not the posterior; raise max_tempering_steps or lower target_ess"
     )
-    warnings.warn(msg, UserWarning, stacklevel=3)
+    warn_user(msg)
     return msg

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import time
-import warnings
 from typing import Any
 
 import numpy as np
 
+from pipekit_train._warn import warn_user
 from pipekit_train.adapters.bayes import (
     NumpyroPredictiveOp,
     bind_data_size,
@@ -175,7 +175,7 @@ def _run(
             "rate (optimizer_config.lr) or start the guide nearer the posterior "
             "(task.guide's init_scale)"
         )
-        warnings.warn(f"{BACKEND}: {msgs[-1]}", UserWarning, stacklevel=3)
+        warn_user(f"{BACKEND}: {msgs[-1]}")
     info: dict[str, Any] = {
         "backend": BACKEND,
         "versions": library_versions(),
