@@ -1,4 +1,4 @@
-"""``metric_writer="tensorboard"`` / ``"mlflow"`` without the library: ConfigError, nothing compiled.
+"""A writer named without its library installed: ConfigError with the pip line, nothing compiled.
 
 ``pip install pipekit-train-equinox`` brings no tensorboardX and no mlflow (they are core's
 ``[tensorboard]`` and ``[mlflow]`` extras). A run that names such a writer must stop with a
