@@ -250,7 +250,7 @@ class Job:
                 extra = [r for r in requirements if r != dist]
                 if extra and not self.pip_install(*extra):
                     continue
-                folder = self.bin.parent / f"example-{Path(readme).parent.name}-{i}"
+                folder = self.bin.parent / f"example-{Path(readme).parent.name or 'top'}-{i + 1}"
                 folder.mkdir(parents=True, exist_ok=True)
                 script = folder / "example.py"
                 script.write_text(code, encoding="utf-8")
