@@ -148,13 +148,26 @@ def typecheck(session: nox.Session) -> None:
     session.run("mypy", *args, *session.posargs, env={"MYPYPATH": os.pathsep.join(paths)})
 
 
+def docs_test_paths() -> list[str]:
+    """The Markdown files whose Python blocks ``nox -s docs`` runs.
+
+    README.md, docs/ and every package README: pages under docs/ that include a README
+    with ``--8<--`` hold no code themselves, so the README is tested as its own file
+    (tests/integration checks that every included file is in this list).
+    """
+    readmes = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("packages/*/README.md"))
+    return ["README.md", "docs", *readmes]
+
+
 @nox.session(tags=["ci"])
 def docs(session: nox.Session) -> None:
-    """The site: ``mkdocs build --strict``; then every Python block of README.md and docs/.
+    """The site: ``mkdocs build --strict``; then every Python block of the docs and READMEs.
 
     The reference pages are generated from the code (scripts/gen_docs_reference.py). The
-    blocks run with pytest-markdown-docs (superfences syntax: ``{.python notest}`` marks
-    the few that cannot run here), each in its own temporary folder (conftest.py).
+    blocks of ``docs_test_paths()`` run with pytest-markdown-docs (superfences syntax:
+    ``{.python notest}`` marks the few that cannot run here), each in its own temporary
+    folder (conftest.py). The built site goes to a scratch folder; see docs/index.md for
+    building one to open.
     """
     _uv_sync(session, "--all-packages", "--all-extras", "--group", "docs", "--group", "examples")
     site = Path(session.create_tmp()) / "site"
@@ -166,8 +179,7 @@ def docs(session: nox.Session) -> None:
         "--markdown-docs-syntax=superfences",
         "-p",
         "no:cacheprovider",
-        "README.md",
-        "docs",
+        *docs_test_paths(),
         *session.posargs,
         env=TEST_ENV,
     )

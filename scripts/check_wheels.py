@@ -10,8 +10,12 @@ that pull in torch, whose CUDA build pip would download anew each time): install
 pipekit-train-* ones are pinned to the wheels just built), ``pip check``, import every module it
 ships from site-packages, and load every ``pipekit_train.backends`` entry point it brings. For
 core, also assert that jax, torch, keras and numpyro are not installed and that the
-``pipekit-train backends`` command runs. Finally, one venv gets the core wheel first and the
-equinox wheel added afterwards, proving the ``pipekit_train.adapters`` namespace works from wheels.
+``pipekit-train backends`` command runs. Then the README examples (``README_EXAMPLES``): each
+``python`` block of the distribution's README (and, for equinox, the top README's example) runs
+in that venv, in a scratch folder, after installing only what the block's first line names
+(``# pip install …``) — so a README that needs an extra it does not name fails here, as it
+would for a user. Finally, one venv gets the core wheel first and the equinox wheel added
+afterwards, proving the ``pipekit_train.adapters`` namespace works from wheels.
 
 The venvs are built a few at a time (``--jobs``); each one's output is printed as one block.
 They are deleted when every check passed (unless ``--keep``) and kept for a look otherwise.
@@ -67,6 +71,40 @@ ABSENT: dict[str, tuple[str, ...]] = {"pipekit-train-keras": ("tensorflow",)}
 # Heavy frameworks a bare `pip install pipekit-train-core` must not pull in.
 NOT_IN_CORE = ("jax", "jaxlib", "torch", "keras", "numpyro")
 
+ROOT = Path(__file__).resolve().parents[1]
+
+# distribution → the Markdown files whose ```python blocks must run in its venv (each block's
+# first line `# pip install …` says what to install; the distribution's wheel is pinned);
+# "FILE:N" runs only block N (1-based) — the top README's first block is the Equinox one.
+README_EXAMPLES: dict[str, list[str]] = {
+    "pipekit-train-equinox": ["packages/equinox/README.md", "README.md:1"],
+    "pipekit-train-numpyro": ["packages/numpyro/README.md"],
+    "pipekit-train-blackjax": ["packages/blackjax/README.md"],
+    "pipekit-train-lightning": ["packages/lightning/README.md"],
+    "pipekit-train-keras": ["packages/keras/README.md"],
+}
+EXAMPLE_TIMEOUT_S = 600
+
+_BLOCK_RE = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+_PIP_RE = re.compile(r"^# pip install (.+)$")
+
+
+def readme_examples(markdown: str) -> list[tuple[list[str], str]]:
+    """``(requirements, code)`` of each plain ```python block (``{.python notest}`` skipped).
+
+    The requirements are the words of the block's first line ``# pip install …`` (quotes
+    removed), or none.
+    """
+    import shlex
+
+    found = []
+    for code in _BLOCK_RE.findall(markdown):
+        first = code.splitlines()[0] if code else ""
+        match = _PIP_RE.match(first)
+        found.append((shlex.split(match.group(1)) if match else [], code))
+    return found
+
+
 WHEEL_RE = re.compile(r"^(?P<name>[A-Za-z0-9_]+)-(?P<version>[^-]+)-.*\.whl$")
 
 # Runs inside a checked venv: imports the modules, reports where they came from, loads the
@@ -118,15 +156,27 @@ class Job:
         self.bin = checker.work / label / "bin"
 
     def run(
-        self, cmd: list[str | Path], *, show: str | None = None
+        self,
+        cmd: list[str | Path],
+        *,
+        show: str | None = None,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,
     ) -> subprocess.CompletedProcess[str]:
         self.log.append(f"$ {show or ' '.join(map(str, cmd))}")
-        proc = subprocess.run(
-            [str(c) for c in cmd],
-            cwd=self.checker.work,
-            capture_output=True,
-            text=True,
-        )
+        try:
+            proc = subprocess.run(
+                [str(c) for c in cmd],
+                cwd=cwd or self.checker.work,
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=timeout,
+            )
+        except subprocess.TimeoutExpired:
+            self.failures.append(f"{self.label}: `{show or cmd[0]}` ran over {timeout:.0f} s")
+            return subprocess.CompletedProcess(cmd, 124, "", "")
         out = (proc.stdout + proc.stderr).rstrip()
         if out:
             self.log.append(textwrap.indent(out, "  "))
@@ -189,6 +239,30 @@ class Job:
         }
         self.run([self.bin / "python", "-c", PROBE, json.dumps(spec)], show="python -c PROBE")
 
+    def readme_examples(self, dist: str) -> None:
+        """Run each README example of ``dist`` here, after installing what its block names."""
+        for entry in README_EXAMPLES.get(dist, []):
+            readme, _, only = entry.partition(":")
+            blocks = readme_examples((ROOT / readme).read_text(encoding="utf-8"))
+            for i, (requirements, code) in enumerate(blocks):
+                if only and i + 1 != int(only):
+                    continue
+                extra = [r for r in requirements if r != dist]
+                if extra and not self.pip_install(*extra):
+                    continue
+                folder = self.bin.parent / f"example-{Path(readme).parent.name or 'top'}-{i + 1}"
+                folder.mkdir(parents=True, exist_ok=True)
+                script = folder / "example.py"
+                script.write_text(code, encoding="utf-8")
+                env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
+                self.run(
+                    [self.bin / "python", script],
+                    show=f"python <{readme} example {i + 1}>",
+                    cwd=folder,
+                    env=env,
+                    timeout=EXAMPLE_TIMEOUT_S,
+                )
+
     def backends_command(self, must_list: str | None = None) -> None:
         proc = self.run([self.bin / "pipekit-train", "backends"], show="pipekit-train backends")
         # Every known backend is printed; an installed one as "NAME  installed: DIST VERSION".
@@ -236,6 +310,8 @@ class Checker:
                 job.backends_command()
             else:
                 job.probe([dist], ENTRY_POINTS.get(dist, {}), absent=ABSENT.get(dist, ()))
+            if not job.failures:
+                job.readme_examples(dist)
         return job
 
     def check_core_then_equinox(self) -> Job:

@@ -243,6 +243,65 @@ def errors_reference(out: TextIO) -> None:
         out.write(f"**{what}**\n\n```text\n{message}\n```\n\n")
 
 
+# distribution → its adapter packages, in the order of the page
+BACKEND_PACKAGES: dict[str, list[str]] = {
+    "pipekit-train-equinox": ["equinox"],
+    "pipekit-train-bayes": ["bayes"],
+    "pipekit-train-numpyro": ["numpyro_svi", "numpyro_mcmc"],
+    "pipekit-train-blackjax": ["blackjax"],
+    "pipekit-train-lightning": ["lightning"],
+    "pipekit-train-keras": ["keras"],
+}
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def public_names(package: str) -> list[tuple[str, str]]:
+    """``(name, defining module)`` of each name in an adapter package's ``__all__``.
+
+    Read from the package's ``__init__.py`` without importing it (no jax, torch or keras
+    at build time): ``from .mod import name`` gives the defining module (also under
+    ``if TYPE_CHECKING:``, where Lightning's lazy names are); a name defined in the
+    ``__init__`` itself is documented there.
+    """
+    import ast
+
+    dist = next(d for d, pkgs in BACKEND_PACKAGES.items() if package in pkgs)
+    folder = dist.removeprefix("pipekit-train-")
+    init = ROOT / "packages" / folder / "src" / "pipekit_train" / "adapters" / package
+    tree = ast.parse((init / "__init__.py").read_text(encoding="utf-8"))
+    here = f"pipekit_train.adapters.{package}"
+    source: dict[str, str] = {}
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            base = f"{here}.{module}" if node.level == 1 else module
+            for alias in node.names:
+                source.setdefault(alias.asname or alias.name, base.rstrip("."))
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            names = [ast.literal_eval(e) for e in node.value.elts]  # type: ignore[attr-defined]
+    return [(name, source.get(name, here)) for name in names]
+
+
+@page("reference/api-backends.md")
+def backends_api_reference(out: TextIO) -> None:
+    out.write("# Python API: the backends\n\n")
+    out.write(
+        "Every name each backend distribution exports (its `__all__`), from the docstrings. "
+        "Generated at each build from the packages' `__init__.py`, so a new export appears "
+        "here without editing this page. Core's API is on [the core page](api.md). A "
+        "backend's `run(loop)` is what `TrainingLoop.run()` calls; use the loop.\n\n"
+    )
+    for dist, packages in BACKEND_PACKAGES.items():
+        out.write(f"## {dist}\n\n")
+        for package in packages:
+            out.write(f"### `pipekit_train.adapters.{package}`\n\n")
+            for name, module in public_names(package):
+                out.write(f"::: {module}.{name}\n    options:\n      heading_level: 4\n\n")
+
+
 def write_into(root: Path) -> None:
     """``python scripts/gen_docs_reference.py OUT_DIR``: the pages as files, without mkdocs."""
     for path, write in PAGES.items():

@@ -39,9 +39,11 @@ def test_names_go_to_logs_beside_the_checkpoints(tmp_path: Path) -> None:
 
 def test_default_locations_of_every_kind(tmp_path: Path) -> None:
     assert default_location("tensorboard", tmp_path) == str(tmp_path / "logs" / "tensorboard")
-    assert default_location("mlflow", tmp_path) == (tmp_path / "logs" / "mlflow").as_uri()
+    database = tmp_path / "logs" / "mlflow" / "mlflow.db"
+    assert default_location("mlflow", tmp_path) == f"sqlite:///{database}"
     writer = resolve_writers({"kind": "mlflow", "experiment": "e"}, tmp_path)[0]
-    assert writer == MlflowWriter((tmp_path / "logs" / "mlflow").as_uri(), "e", tmp_path.name)
+    artifacts = (tmp_path / "logs" / "mlflow" / "artifacts").as_uri()
+    assert writer == MlflowWriter(f"sqlite:///{database}", "e", tmp_path.name, artifacts)
 
 
 def test_without_checkpoint_dir_a_new_run_folder_under_runs(

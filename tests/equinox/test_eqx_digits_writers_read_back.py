@@ -1,7 +1,7 @@
 """Digits runs with writers given by name, read back by each tool's own reader.
 
 A small MLP trains a few hundred steps on scikit-learn's digits with
-``metric_writer="tensorboard"`` and with ``"mlflow"`` (its default file store) and an
+``metric_writer="tensorboard"`` and with ``"mlflow"`` (its default SQLite store) and an
 MLflow SQLite store. TensorBoard's ``EventAccumulator`` must find the training and
 ``val_`` scalars at the logged steps and the loop's config in the HParams plugin;
 ``MlflowClient`` must find the metrics, the config as params and the backend as tags.
@@ -126,12 +126,14 @@ def _check_mlflow(uri: str, info: dict[str, Any]) -> None:
     assert "pipekit.final_metrics.loss" in tags, sorted(tags)
 
 
-def test_mlflow_by_name_uses_a_file_store_beside_the_run(tmp_path: Path) -> None:
+def test_mlflow_by_name_uses_a_sqlite_store_beside_the_run(tmp_path: Path) -> None:
     _, info = run_loop(digits_loop(tmp_path, "mlflow"))
-    store = tmp_path / "run" / "logs" / "mlflow"
-    assert store.is_dir()
-    _check_mlflow(store.as_uri(), info)
-    assert _mlflow_run(store.as_uri())[1].info.run_name == "run"  # the run folder's name
+    store = tmp_path / "run" / "logs" / "mlflow" / "mlflow.db"
+    assert store.is_file()
+    uri = f"sqlite:///{store}"
+    _check_mlflow(uri, info)
+    assert _mlflow_run(uri)[1].info.run_name == "run"  # the run folder's name
+    assert os.environ.get("MLFLOW_ALLOW_FILE_STORE") is None  # no file store involved
 
 
 def test_mlflow_sqlite_store(tmp_path: Path) -> None:

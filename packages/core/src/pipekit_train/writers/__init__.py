@@ -8,13 +8,17 @@ a writer is opened.
 ``metric_writer`` names writers (``"tensorboard"``, ``["jsonl", "mlflow"]``),
 placed in the run folder (``checkpoint_dir``, else ``runs/<backend>-<time>``)
 under ``logs/<kind>``; see ``writers_for_loop`` and ``docs/writers.md``.
+``viewing_hints`` says how to open what they wrote (``tensorboard --logdir …``,
+``mlflow ui --backend-store-uri …``, ``pipekit-train plot …``).
 """
 
 from ._base import MetricWriter, writer_to_config
 from ._config import flatten, loop_config, run_facts
+from ._hints import viewing_hints
 from ._multi import MultiWriter
 from ._resolve import (
     LOGS_DIR,
+    MLFLOW_DB,
     WRITER_KINDS,
     check_writer_spec,
     default_location,
@@ -37,6 +41,7 @@ __all__ = [
     "MlflowWriter",
     "WRITER_KINDS",
     "LOGS_DIR",
+    "MLFLOW_DB",
     "check_writer_spec",
     "default_location",
     "resolve_writer",
@@ -47,4 +52,5 @@ __all__ = [
     "loop_config",
     "flatten",
     "run_facts",
+    "viewing_hints",
 ]

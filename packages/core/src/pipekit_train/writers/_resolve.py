@@ -13,7 +13,10 @@ The run folder is ``checkpoint_dir`` when the loop has one (so logs sit next to
 the checkpoints they describe and a resumed run appends to them), otherwise a new
 ``runs/<backend>-<UTC time>/`` in the working directory. Logs of kind ``K`` live in
 ``<run folder>/logs/K`` — ``metrics.jsonl``, ``metrics.csv``, TensorBoard event
-files, an MLflow file store — which is where ``pipekit-train plot`` looks.
+files, an MLflow SQLite database ``mlflow.db`` — which is where ``pipekit-train plot``
+looks (for the first three). The MLflow default is SQLite, not a file store, because
+MLflow 3 keeps file stores in maintenance mode and its client and ``mlflow ui`` refuse
+them unless ``MLFLOW_ALLOW_FILE_STORE`` is set.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, closest
 from ._base import MetricWriter
+from ._extras import require_libraries
 
 if TYPE_CHECKING:
     from ..loop import TrainingLoop
@@ -33,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "WRITER_KINDS",
     "LOGS_DIR",
+    "MLFLOW_DB",
     "check_writer_spec",
     "default_location",
     "resolve_writer",
@@ -46,6 +51,9 @@ WRITER_KINDS: tuple[str, ...] = ("jsonl", "csv", "tensorboard", "mlflow")
 
 LOGS_DIR = "logs"
 """The folder of a run folder that holds one sub-folder of logs per writer kind."""
+
+MLFLOW_DB = "mlflow.db"
+"""The file name of the default MLflow store (SQLite) in ``<run folder>/logs/mlflow``."""
 
 _LOCATION_KEY = {"jsonl": "path", "csv": "path", "tensorboard": "path", "mlflow": "tracking_uri"}
 _FILE_NAME = {"jsonl": "metrics.jsonl", "csv": "metrics.csv"}
@@ -152,11 +160,12 @@ def default_location(kind: str, run_dir: str | os.PathLike[str]) -> str:
 
     ``jsonl`` → ``<run_dir>/logs/jsonl/metrics.jsonl``, ``csv`` →
     ``<run_dir>/logs/csv/metrics.csv``, ``tensorboard`` → ``<run_dir>/logs/tensorboard``,
-    ``mlflow`` → a file store ``file://<run_dir>/logs/mlflow`` (absolute).
+    ``mlflow`` → a SQLite store ``sqlite:///<run_dir>/logs/mlflow/mlflow.db`` (absolute),
+    which MLflow 3's client and ``mlflow ui`` open without any setting.
     """
     folder = Path(run_dir) / LOGS_DIR / kind
     if kind == "mlflow":
-        return folder.absolute().as_uri()
+        return f"sqlite:///{(folder / MLFLOW_DB).absolute()}"
     return str(folder / _FILE_NAME[kind]) if kind in _FILE_NAME else str(folder)
 
 
@@ -179,9 +188,15 @@ def _writable_folder(location: str, kind: str, field: str) -> None:
         from urllib.parse import unquote, urlparse
 
         parsed = urlparse(location)
-        if parsed.scheme not in ("", "file") or len(parsed.scheme) == 1:
-            return  # a server or database URI: MLflow reports its own errors
-        folder = Path(unquote(parsed.path) if parsed.scheme == "file" else location)
+        if parsed.scheme == "sqlite" and location.startswith("sqlite:///"):
+            database = location.removeprefix("sqlite:///").partition("?")[0]
+            if not database or database == ":memory:":
+                return
+            folder = Path(database).parent  # sqlite:////abs/x.db → /abs; sqlite:///x.db → .
+        elif parsed.scheme not in ("", "file") or len(parsed.scheme) == 1:
+            return  # a server or another database URI: MLflow reports its own errors
+        else:
+            folder = Path(unquote(parsed.path) if parsed.scheme == "file" else location)
     else:
         folder = Path(location) if kind == "tensorboard" else Path(location).parent
     try:
@@ -202,6 +217,18 @@ def _writable_folder(location: str, kind: str, field: str) -> None:
         )
 
 
+def _object_kind(writer: MetricWriter) -> str | None:
+    """The kind of a pipekit writer object (``None`` for any other ``MetricWriter``)."""
+    from .mlflow import MlflowWriter
+    from .tensorboard import TensorBoardWriter
+
+    if isinstance(writer, TensorBoardWriter):
+        return "tensorboard"
+    if isinstance(writer, MlflowWriter):
+        return "mlflow"
+    return None
+
+
 def resolve_writers(
     spec: Any,
     run_dir: TrainingLoop | str | os.PathLike[str] | None,
@@ -212,7 +239,9 @@ def resolve_writers(
     ``run_dir`` is the run folder, or a ``TrainingLoop`` (its ``run_dir_for``), or
     ``None`` when every writer has its own location. Each folder written into is
     created (and checked writable) now, before training starts, so a bad location
-    is a ``ConfigError`` naming the field rather than a failure at the first log step.
+    is a ``ConfigError`` naming the field rather than a failure at the first log step;
+    so is a TensorBoard or MLflow writer whose library is not installed (with the
+    ``pip install`` line), found without importing it.
     """
     if run_dir is not None and not isinstance(run_dir, (str, os.PathLike)):
         run_dir = run_dir_for(run_dir)
@@ -220,6 +249,9 @@ def resolve_writers(
     for name, item in _items(spec, field):
         normal = _normalise(item, name)
         if not isinstance(normal, dict):
+            kind = _object_kind(normal)
+            if kind is not None:  # a TensorBoardWriter / MlflowWriter built by the user
+                require_libraries(kind, getattr(normal, "tracking_uri", None), name)
             writers.append(normal)
             continue
         kind = normal["kind"]
@@ -234,7 +266,11 @@ def resolve_writers(
             normal[key] = default_location(kind, run_dir)
             if kind == "mlflow":  # name the MLflow run after its run folder
                 normal.setdefault("run_name", Path(run_dir).name)
+                # Artifacts (none are logged today) beside the database, not in ./mlruns.
+                artifacts = (Path(run_dir) / LOGS_DIR / kind / "artifacts").absolute()
+                normal.setdefault("artifact_location", artifacts.as_uri())
         _writable_folder(str(normal[key]), kind, name)
+        require_libraries(kind, str(normal[key]), name)
         writers.append(_build(normal, name))
     return writers
 

@@ -8,7 +8,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ._extras import missing_library
 
 
 class TensorBoardWriter:
@@ -44,11 +44,7 @@ class TensorBoardWriter:
                 from tensorboardX.proto.event_pb2 import Event
                 from tensorboardX.summary import scalar
             except ImportError as exc:
-                raise ConfigError(
-                    "metric_writer kind 'tensorboard' needs tensorboardX: "
-                    "pip install 'pipekit-train-core[tensorboard]'",
-                    field="metric_writer",
-                ) from exc
+                raise missing_library("tensorboard") from exc
             self.path.mkdir(parents=True, exist_ok=True)
             suffix = f".{os.getpid()}.{uuid.uuid4().hex[:8]}"
             self._writer = EventsWriter(str(self.path / "events"), suffix)
@@ -68,12 +64,12 @@ class TensorBoardWriter:
 
     def log_config(self, config: dict[str, Any]) -> None:
         """The config as HParams (flattened keys) and as YAML text under ``pipekit/config``."""
+        self._open()  # first: a missing tensorboardX is its ConfigError, not an ImportError
         import yaml
         from tensorboardX.summary import hparams, text
 
         from ._config import flatten
 
-        self._open()
         self._hparams = dict(flatten(config))
         _, session_start, _ = hparams(self._hparams, {})
         self._write_summary(session_start)
@@ -82,11 +78,11 @@ class TensorBoardWriter:
 
     def log_info(self, info: dict[str, Any]) -> None:
         """Run facts (backend, versions, final step, …) as a text table under ``pipekit/info``."""
+        self._open()
         from tensorboardX.summary import text
 
         from ._config import flatten
 
-        self._open()
         rows = "\n".join(f"| {k} | {v} |" for k, v in flatten(info).items())
         self._write_summary(text("pipekit/info", "| key | value |\n|---|---|\n" + rows))
 

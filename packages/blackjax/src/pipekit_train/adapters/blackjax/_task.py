@@ -48,11 +48,13 @@ class BlackjaxTask:
         init_position: one chain's start for the raw path (every chain starts there;
             a list is turned into an array).
         predict_fn: ``predict_fn(params, x) -> prediction`` for ``op(x)``, raw path.
-        logprior_fn / loglik_fn: the stochastic-gradient samplers' target, raw path:
-            ``log p(params)`` and one datum's ``log p(datum | params)``.
+        logprior_fn: with ``loglik_fn``, the stochastic-gradient samplers' target, raw
+            path: ``log p(params)``.
+        loglik_fn: one datum's ``log p(datum | params)`` (with ``logprior_fn``).
         numpyro_task: a ``NumpyroTask`` (model, counts, predictive settings).
-        num_warmup / num_samples / num_chains: ``None`` takes the numpyro_task's
-            values (raw path: 1000, 1000, 1).
+        num_warmup: warmup steps; ``None`` takes the numpyro_task's value (raw path: 1000).
+        num_samples: draws per chain; ``None`` as above (raw path: 1000).
+        num_chains: chains; ``None`` as above (raw path: 1).
         predictive_samples: draws the predictive op averages over (raw path).
     """
 

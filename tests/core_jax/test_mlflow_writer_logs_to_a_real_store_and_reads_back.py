@@ -1,11 +1,10 @@
 """MlflowWriter logs to a real MLflow tracking store; the metrics are read back with
 MlflowClient.
 
-The default store is a local file store (`file:./mlruns`): with `mlflow-skinny` (the
-`[mlflow]` extra) it is the one store that needs neither a server nor a database driver.
-MLflow 3 refuses file stores unless MLFLOW_ALLOW_FILE_STORE is true; the writer opts in
-for file URIs when the variable is unset. A sqlite store is checked too where sqlalchemy
-and alembic are installed.
+The default store is SQLite (`sqlite:///mlflow.db`), which MLflow 3 opens without any
+setting; the `[mlflow]` extra brings sqlalchemy and alembic for it. A file store given
+explicitly still works: MLflow 3 refuses file stores unless MLFLOW_ALLOW_FILE_STORE is
+true, and the writer opts in for file URIs when the variable is unset.
 """
 
 from __future__ import annotations
@@ -67,16 +66,18 @@ def test_file_store_roundtrip(tmp_path: Path) -> None:
     assert (tmp_path / "mlruns").is_dir()
 
 
-def test_default_tracking_uri_is_a_file_store_in_the_working_directory(
+@pytest.mark.skipif(not HAS_SQL, reason="the [mlflow] extra's sqlalchemy and alembic")
+def test_default_tracking_uri_is_a_sqlite_store_in_the_working_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     writer = MlflowWriter()
-    assert writer.tracking_uri == "file:./mlruns"
+    assert writer.tracking_uri == "sqlite:///mlflow.db"
     writer.write(3, {"loss": 0.125})
     writer.close()
-    assert _history("file:./mlruns", writer.run_id, "loss") == [(3, 0.125)]
-    assert (tmp_path / "mlruns").is_dir()
+    assert _history("sqlite:///mlflow.db", writer.run_id, "loss") == [(3, 0.125)]
+    assert (tmp_path / "mlflow.db").is_file()
+    assert "MLFLOW_ALLOW_FILE_STORE" not in os.environ
 
 
 def test_explicit_file_store_refusal_is_respected(
