@@ -89,6 +89,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print(f"pipekit-train: running {args.loop} on backend {loop.backend!r}", file=sys.stderr)
     op, info = loop.run()
     _print_summary(info, loop.checkpoint_dir)
+    _print_where_to_look(loop, info)
     if args.info_json:
         Path(args.info_json).write_text(json.dumps(info, indent=2, default=str))
     interrupted = info.get("interrupted")
@@ -136,6 +137,21 @@ def _print_interrupted(args: argparse.Namespace, info: dict[str, Any], checkpoin
     )
 
 
+def _print_where_to_look(loop: Any, info: dict[str, Any]) -> None:
+    """The commands that open what the run wrote: every writer's output and the plots."""
+    from .writers import viewing_hints
+
+    lines = viewing_hints(loop, run_dir=info.get("run_dir") or loop.checkpoint_dir)
+    if info.get("diagnostics") and loop.checkpoint_dir is not None:
+        folder = Path(loop.checkpoint_dir)
+        run = folder.parent if folder.name == "checkpoints" else folder
+        lines.append(f"Trace and rank plots: pipekit-train plot {shlex.quote(str(run))}")
+    if lines:
+        print("see what the run wrote:")
+        for line in dict.fromkeys(lines):
+            print(f"  {line}")
+
+
 def _print_summary(info: dict[str, Any], checkpoint_dir: Any = None) -> None:
     """Print the end-of-run summary from ``backend_info``."""
     metrics = info.get("final_metrics") or {}
@@ -143,8 +159,18 @@ def _print_summary(info: dict[str, Any], checkpoint_dir: Any = None) -> None:
     if resumed is not None and resumed == final:
         where = f" in {checkpoint_dir}" if checkpoint_dir is not None else ""
         shown = ", ".join(f"{k}={metrics[k]:.6g}" for k in sorted(metrics)) or "none recorded"
-        print(f"run already complete at step {final}{where}; no steps run. final metrics: {shown}")
-        print("(raise max_steps, or use a new checkpoint_dir, to train further)")
+        report = posterior_report(info)
+        if report:
+            print(f"run already complete at step {final}{where}; no steps run.")
+            print("\n".join(report))
+        else:
+            print(
+                f"run already complete at step {final}{where}; no steps run. final metrics: {shown}"
+            )
+        if report:
+            print("(use a new checkpoint_dir to sample again with other settings)")
+        else:
+            print("(raise max_steps, or use a new checkpoint_dir, to train further)")
         return
     print(f"backend: {info.get('backend')}  final_step: {final}  resumed_from_step: {resumed}")
     if info.get("total_seconds") is not None:
@@ -306,14 +332,36 @@ def _error_text(exc: PipekitError) -> str:
     return cli_message(str(exc), frozenset(_field_names()))
 
 
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """A warning as one line of the command's own output (a source line of the console
+    script, where Python would point, tells a shell user nothing)."""
+    kind = "" if issubclass(category, UserWarning) else f"{category.__name__}: "
+    print(f"pipekit-train: warning: {kind}{message}", file=sys.stderr if file is None else file)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``pipekit-train`` console script."""
+    import warnings
+
+    from ._quiet import quiet_library_noise
+
     args = build_parser().parse_args(argv)
-    try:
-        return int(args.func(args))
-    except PipekitError as exc:
-        print(f"pipekit-train: error: {type(exc).__name__}: {_error_text(exc)}", file=sys.stderr)
-        return 2
+    quiet_library_noise()  # `plot` and `inspect` read checkpoints too
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        try:
+            return int(args.func(args))
+        except PipekitError as exc:
+            name = type(exc).__name__
+            print(f"pipekit-train: error: {name}: {_error_text(exc)}", file=sys.stderr)
+            return 2
 
 
 if __name__ == "__main__":

@@ -288,6 +288,9 @@ class TrainingLoop:
         ``BackendNotInstalledError`` (with the ``pip install`` command) when the
         backend's distribution is missing.
         """
+        from ._quiet import quiet_library_noise
+
+        quiet_library_noise()
         backend = load_backend(self.backend)
         return backend.run(self.resolved())
 
