@@ -51,7 +51,7 @@ def bytes_checksum(data: bytes | bytearray | memoryview, value: int = 0) -> int:
 def array_checksum(array: Any) -> int:
     """CRC-32 of an array's values as C-ordered bytes (any dtype, bfloat16 included)."""
     host = np.ascontiguousarray(array)
-    return bytes_checksum(host.reshape(-1).view(np.uint8))
+    return bytes_checksum(host.reshape(-1).view(np.uint8).data)
 
 
 def file_checksum(path: str | Path) -> int:

@@ -127,6 +127,9 @@ class Checkpointer:
     always remains. ``resume`` is ``"auto"`` (resume if the fingerprint matches,
     else raise), ``"force"`` (resume despite a differing fingerprint, with a
     warning) or ``"never"`` (move existing checkpoints aside and start fresh).
+    ``checksums=False`` writes steps without a checksum record, as versions before it
+    did (for measuring their cost; such steps restore unverified). Restore verifies every
+    step that has one either way.
     """
 
     def __init__(
@@ -137,6 +140,7 @@ class Checkpointer:
         fingerprint: Mapping[str, Any],
         resume: str = "auto",
         async_save: bool = True,
+        checksums: bool = True,
     ) -> None:
         self.directory = Path(directory).expanduser().absolute()
         _ensure_writable(self.directory)  # before anything else
@@ -156,6 +160,7 @@ class Checkpointer:
         self.fingerprint: dict[str, Any] = jsonable(dict(fingerprint))
         self.resume = resume
         self.async_save = async_save
+        self.checksums = checksums
         self._quarantined: list[Path] = []
         self._mngr = self._make_manager()
 
@@ -231,7 +236,9 @@ class Checkpointer:
         if step in self._mngr.all_steps():
             return False
         packed, layout = pack(state)
-        extra: dict[str, Any] = {"layout": layout, "checksums": _checksum_item.marker()}
+        extra: dict[str, Any] = {"layout": layout}
+        if self.checksums:
+            extra["checksums"] = _checksum_item.marker()
         items: dict[str, Any] = {"state": ocp.args.StandardSave(packed)}
         described: dict[str, Any] = {"state": packed}
         if trace:
@@ -242,10 +249,10 @@ class Checkpointer:
             described["trace"] = packed_trace
         full_meta = jsonable({**dict(meta), "fingerprint": self.fingerprint, "step": step, **extra})
         items["meta"] = ocp.args.JsonSave(full_meta)
-        # The arrays' checksums are computed in Orbax's commit thread, not here.
-        items[_checksum_item.ITEM] = _checksum_item.ChecksumSave(
-            items=described, meta_checksum=json_checksum(full_meta)
-        )
+        if self.checksums:  # the arrays' checksums are computed in Orbax's commit thread
+            items[_checksum_item.ITEM] = _checksum_item.ChecksumSave(
+                items=described, meta_checksum=json_checksum(full_meta)
+            )
         saved: bool = self._mngr.save(step, args=ocp.args.Composite(**items), force=True)
         return saved
 

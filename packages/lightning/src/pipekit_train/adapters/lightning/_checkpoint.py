@@ -150,7 +150,9 @@ class CheckpointStore:
         if not isinstance(data, dict) or data.get("format") != "pipekit-lightning":
             raise ValueError("not a pipekit-lightning checkpoint")
         if not checked and int(data.get("version", 1)) >= 2:
-            raise ChecksumMismatch(f"its checksum record {self.checksum_path(step).name} is missing")
+            raise ChecksumMismatch(
+                f"its checksum record {self.checksum_path(step).name} is missing"
+            )
         return Saved(
             step=int(data["step"]),
             module=data["module"],
