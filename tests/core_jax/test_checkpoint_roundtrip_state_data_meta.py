@@ -70,4 +70,4 @@ def test_trace_is_in_the_same_commit_and_comes_back_as_numpy(tmp_path):
         np.testing.assert_array_equal(result.trace[name], value)
         assert result.trace[name].dtype == value.dtype
     items = {p.name for p in (tmp_path / "ck" / "6").iterdir() if p.is_dir()}
-    assert items == {"meta", "state", "trace"}  # one step folder, one commit
+    assert items == {"checksums", "meta", "state", "trace"}  # one step folder, one commit

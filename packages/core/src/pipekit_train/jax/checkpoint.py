@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipekit_train._checksum import ChecksumMismatch, json_checksum
 from pipekit_train.errors import BackendNotInstalledError, CheckpointError, ConfigError
 from pipekit_train.fingerprint import OVERRIDE_HINT, check_fingerprint, fingerprint_diff, jsonable
 from pipekit_train.jax._packing import (
@@ -126,6 +127,9 @@ class Checkpointer:
     always remains. ``resume`` is ``"auto"`` (resume if the fingerprint matches,
     else raise), ``"force"`` (resume despite a differing fingerprint, with a
     warning) or ``"never"`` (move existing checkpoints aside and start fresh).
+    ``checksums=False`` writes steps without a checksum record, as versions before it
+    did (for measuring their cost; such steps restore unverified). Restore verifies every
+    step that has one either way.
     """
 
     def __init__(
@@ -136,6 +140,7 @@ class Checkpointer:
         fingerprint: Mapping[str, Any],
         resume: str = "auto",
         async_save: bool = True,
+        checksums: bool = True,
     ) -> None:
         self.directory = Path(directory).expanduser().absolute()
         _ensure_writable(self.directory)  # before anything else
@@ -155,12 +160,15 @@ class Checkpointer:
         self.fingerprint: dict[str, Any] = jsonable(dict(fingerprint))
         self.resume = resume
         self.async_save = async_save
+        self.checksums = checksums
         self._quarantined: list[Path] = []
         self._mngr = self._make_manager()
 
     def _make_manager(self) -> Any:
         try:
             import orbax.checkpoint as ocp
+
+            from pipekit_train.jax import _checksum_item
         except ImportError as e:
             raise BackendNotInstalledError(
                 f"pipekit_train.jax.checkpoint needs {getattr(e, 'name', None) or e!s} "
@@ -191,6 +199,9 @@ class Checkpointer:
                 # Packed as well: a few zarr arrays cost fewer files (and no OCDBT merge)
                 # than an OCDBT database; old OCDBT traces still restore (format detected).
                 "trace": ocp.PyTreeCheckpointHandler(use_ocdbt=False),
+                # CRC-32 of every array of state and trace, computed in Orbax's commit thread
+                # and committed with them (._checksum_item); restore verifies it.
+                _checksum_item.ITEM: _checksum_item.ChecksumHandler(),
             },
         )
 
@@ -219,19 +230,29 @@ class Checkpointer:
         import numpy as np
         import orbax.checkpoint as ocp
 
+        from pipekit_train.jax import _checksum_item
+
         step = int(step)
         if step in self._mngr.all_steps():
             return False
         packed, layout = pack(state)
         extra: dict[str, Any] = {"layout": layout}
+        if self.checksums:
+            extra["checksums"] = _checksum_item.marker()
         items: dict[str, Any] = {"state": ocp.args.StandardSave(packed)}
+        described: dict[str, Any] = {"state": packed}
         if trace:
             packed_trace, extra["trace_layout"] = pack(
                 {str(k): np.asarray(v) for k, v in trace.items()}
             )
             items["trace"] = ocp.args.PyTreeSave(packed_trace)
+            described["trace"] = packed_trace
         full_meta = jsonable({**dict(meta), "fingerprint": self.fingerprint, "step": step, **extra})
         items["meta"] = ocp.args.JsonSave(full_meta)
+        if self.checksums:  # the arrays' checksums are computed in Orbax's commit thread
+            items[_checksum_item.ITEM] = _checksum_item.ChecksumSave(
+                items=described, meta_checksum=json_checksum(full_meta)
+            )
         saved: bool = self._mngr.save(step, args=ocp.args.Composite(**items), force=True)
         return saved
 
@@ -291,6 +312,7 @@ class Checkpointer:
                 raise ValueError(f"meta item is a {type(meta).__name__}, not a dict")
         except Exception as e:
             raise _Corrupt(f"its meta item is unreadable: {e}") from e
+        records = self._checksum_records(step, meta)
         self._check_fingerprint(step, meta.get("fingerprint", {}))
         try:
             item_meta = self._mngr.item_metadata(step)
@@ -320,11 +342,40 @@ class Checkpointer:
                 f"Checkpoint step {step} in {self.directory} is readable but cannot be restored "
                 f"into this run's state: {type(e).__name__}: {e}"
             ) from e
+        if records is not None:
+            self._verify(step, restored, records)
         state = restored["state"]
         if layout is not None:
             state = unpack(state, layout, _restore_template(template))
         trace = _trace_from(restored["trace"], meta) if has_trace else None
         return RestoreResult(step=step, state=state, meta=meta, trace=trace)
+
+    def _checksum_records(self, step: int, meta: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The step's checksum records (``None`` for a step from before checksums), its meta
+        checked against them; a missing, unreadable or mismatched record is ``_Corrupt``."""
+        from pipekit_train.jax import _checksum_item
+
+        marker = meta.get("checksums")
+        try:
+            records = _checksum_item.read_records(
+                self.directory / str(step), marker if isinstance(marker, dict) else None
+            )
+            if records is not None and records["meta"] != json_checksum(meta):
+                raise ChecksumMismatch("its meta item differs from the checksum recorded for it")
+        except ChecksumMismatch as e:
+            raise _Corrupt(f"checksum mismatch: {e}") from e
+        return records
+
+    def _verify(self, step: int, restored: Mapping[str, Any], records: Mapping[str, Any]) -> None:
+        """Raise ``_Corrupt`` unless the restored state (and trace) match their checksums."""
+        from pipekit_train.jax import _checksum_item
+
+        try:
+            for item in ("state", "trace"):
+                if item in restored:
+                    _checksum_item.verify_item(item, restored[item], records)
+        except ChecksumMismatch as e:
+            raise _Corrupt(f"checksum mismatch: {e}") from e
 
     def _check_fingerprint(self, step: int, saved: Mapping[str, Any]) -> None:
         warning = check_fingerprint(

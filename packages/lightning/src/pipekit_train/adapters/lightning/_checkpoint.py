@@ -3,22 +3,32 @@
 A checkpoint is ``<checkpoint_dir>/step-<step, 9 digits>.pt``, a ``torch.save``
 of plain data (loadable with ``torch.load(weights_only=True)``)::
 
-    {"format": "pipekit-lightning", "version": 1, "step": int,
+    {"format": "pipekit-lightning", "version": 2, "step": int,
      "module": the nn.Module's state_dict, "optimizer": ..., "scheduler": ... or None,
      "ema": the averaged parameters (name -> tensor) with ema_decay, else None,
      "meta": JSON text: the CallbackRunner's checkpoint_meta, the fingerprint and
              the data position {"position": batches consumed}}
 
+Beside it, ``step-<step>.pt.crc32`` records the CRC-32 of the file's bytes
+(:mod:`pipekit_train._checksum`, JSON ``{"algorithm", "crc32", "bytes"}``); restore
+checks it before ``torch.load`` reads anything, so a damaged byte is caught even where
+the unpickler would have read a wrong value without complaint. A version-2 file
+without its record is damaged; a version-1 file (written before checksums) loads
+unverified.
+
 Written to a temporary file in the checkpoint folder itself (so the rename never
 crosses a filesystem), flushed and fsynced, then ``os.replace``d onto its name and
 the folder fsynced: a SIGKILL at any point leaves either the previous newest
-checkpoint or the new one, never half a file. ``keep_last`` older files are
-deleted only after the new one is in place. An unreadable newest file is renamed
-``*.corrupt`` (never deleted) and the next newest is used.
+checkpoint or the new one, never half a file. The checksum record is put in place
+(the same way) before the file, so a committed file always has its record.
+``keep_last`` older files are deleted only after the new one is in place. An
+unreadable newest file, or one whose checksum differs, is renamed ``*.corrupt``
+with its record (never deleted) and the next newest is used.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -32,6 +42,7 @@ from typing import Any
 
 import torch
 
+from pipekit_train._checksum import ALGORITHM, ChecksumMismatch, bytes_checksum
 from pipekit_train.errors import CheckpointError
 from pipekit_train.fingerprint import check_fingerprint
 
@@ -39,6 +50,8 @@ __all__ = ["Saved", "CheckpointStore"]
 
 _NAME = re.compile(r"^step-(\d{9})\.pt$")
 _TMP_PREFIX = ".tmp-step-"
+_VERSION = 2  # 2: every file has a checksum record beside it
+_SUM_SUFFIX = "." + ALGORITHM
 
 
 @dataclass
@@ -74,6 +87,9 @@ class CheckpointStore:
             )
         for stale in self.dir.glob(_TMP_PREFIX + "*"):  # a save cut short by a kill
             stale.unlink(missing_ok=True)
+        for record in self.dir.glob("step-*.pt" + _SUM_SUFFIX):  # its file never committed
+            if not record.with_suffix("").exists():
+                record.unlink(missing_ok=True)
 
     def steps(self) -> list[int]:
         """Steps of the committed checkpoints, oldest first."""
@@ -87,6 +103,10 @@ class CheckpointStore:
     def path(self, step: int) -> Path:
         return self.dir / f"step-{step:09d}.pt"
 
+    def checksum_path(self, step: int) -> Path:
+        """The checksum record of step ``step``'s file (``step-<step>.pt.crc32``)."""
+        return self.dir / f"step-{step:09d}.pt{_SUM_SUFFIX}"
+
     def save(
         self,
         step: int,
@@ -99,7 +119,7 @@ class CheckpointStore:
         """Write one checkpoint atomically, then drop the oldest beyond ``keep_last``."""
         payload = {
             "format": "pipekit-lightning",
-            "version": 1,
+            "version": _VERSION,
             "step": int(step),
             "module": module,
             "optimizer": optimizer,
@@ -107,29 +127,32 @@ class CheckpointStore:
             "ema": ema,
             "meta": json.dumps(meta, sort_keys=True),
         }
-        fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=".pt", dir=self.dir)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                torch.save(payload, f)
-                f.flush()
-                os.fsync(f.fileno())
-            final = self.path(step)
-            os.replace(tmp, final)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        buffer = io.BytesIO()
+        torch.save(payload, buffer)
+        data = buffer.getbuffer()
+        record = {"algorithm": ALGORITHM, ALGORITHM: bytes_checksum(data), "bytes": len(data)}
+        final = self.path(step)
+        _write_atomically(self.dir, self.checksum_path(step), json.dumps(record).encode())
+        _write_atomically(self.dir, final, data)
         _fsync_dir(self.dir)
         if self.keep_last is not None:
             for old in self.steps()[: -self.keep_last]:
                 self.path(old).unlink(missing_ok=True)
+                self.checksum_path(old).unlink(missing_ok=True)
         return final
 
     def load(self, step: int) -> Saved:
         """Read checkpoint ``step`` (``weights_only=True``: plain data only, nothing unpickled)."""
         p = self.path(step)
-        data = torch.load(p, map_location="cpu", weights_only=True)
+        raw = p.read_bytes()
+        checked = self._verify(step, raw)
+        data = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
         if not isinstance(data, dict) or data.get("format") != "pipekit-lightning":
             raise ValueError("not a pipekit-lightning checkpoint")
+        if not checked and int(data.get("version", 1)) >= 2:
+            raise ChecksumMismatch(
+                f"its checksum record {self.checksum_path(step).name} is missing"
+            )
         return Saved(
             step=int(data["step"]),
             module=data["module"],
@@ -140,8 +163,29 @@ class CheckpointStore:
             ema=data.get("ema"),
         )
 
+    def _verify(self, step: int, raw: bytes) -> bool:
+        """Check ``raw`` (step ``step``'s file) against its record; False if it has none."""
+        record_path = self.checksum_path(step)
+        if not record_path.exists():
+            return False
+        try:
+            record = json.loads(record_path.read_text())
+            want = int(record[ALGORITHM])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ChecksumMismatch(
+                f"its checksum record {record_path.name} is unreadable: {exc}"
+            ) from None
+        got = bytes_checksum(raw)
+        if got != want:
+            raise ChecksumMismatch(
+                f"checksum mismatch: {ALGORITHM} {got:08x} read back, {want:08x} when it was "
+                f"saved ({len(raw)} bytes, {record.get('bytes')} saved)"
+            )
+        return True
+
     def newest(self) -> Saved | None:
-        """The newest readable checkpoint; unreadable newer ones are renamed ``*.corrupt``."""
+        """The newest readable checkpoint whose checksum matches; newer ones that are
+        unreadable or damaged are renamed ``*.corrupt`` (with their checksum record)."""
         for step in reversed(self.steps()):
             try:
                 return self.load(step)
@@ -149,11 +193,14 @@ class CheckpointStore:
                 bad = self.path(step)
                 target = bad.with_name(bad.name + ".corrupt")
                 warnings.warn(
-                    f"checkpoint {bad} cannot be read ({type(exc).__name__}: {exc}); renamed "
-                    f"to {target.name}, falling back to an older one",
+                    f"checkpoint step {step} ({bad}) cannot be used ({type(exc).__name__}: "
+                    f"{exc}); renamed to {target.name}, falling back to an older one",
                     stacklevel=2,
                 )
                 os.replace(bad, target)
+                record = self.checksum_path(step)
+                if record.exists():
+                    os.replace(record, record.with_name(record.name + ".corrupt"))
         return None
 
     def archive(self) -> Path | None:
@@ -165,6 +212,9 @@ class CheckpointStore:
         target.mkdir(exist_ok=True)
         for step in steps:
             shutil.move(str(self.path(step)), target / self.path(step).name)
+            record = self.checksum_path(step)
+            if record.exists():
+                shutil.move(str(record), target / record.name)
         return target
 
     def resume(self, fingerprint: dict[str, Any], mode: str) -> Saved | None:
@@ -181,6 +231,20 @@ class CheckpointStore:
         if message is not None:
             warnings.warn(message, stacklevel=2)
         return saved
+
+
+def _write_atomically(directory: Path, final: Path, data: bytes | memoryview) -> None:
+    """Write ``data`` to a temporary file in ``directory``, fsync it, rename it to ``final``."""
+    fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=final.suffix, dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, final)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _fsync_dir(directory: Path) -> None:

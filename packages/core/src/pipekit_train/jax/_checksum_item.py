@@ -1,0 +1,210 @@
+"""The ``checksums`` item of an Orbax step: written in the background, checked on restore.
+
+Every step records a CRC-32 (:mod:`pipekit_train._checksum`) of each array of its
+``state`` and ``trace`` items and of its JSON ``meta``, in ``<step>/checksums/``: one
+``process_<index>.json`` per process, holding the pieces that process wrote (a fully
+addressable array whole; of a sharded array each addressable shard with replica id 0,
+by its global index). The item is one more entry of the step's Orbax composite, so it is
+committed with the data it describes: a finalised step without it was written by a
+pipekit version from before checksums (still restored, unverified), or is damaged.
+
+Why an Orbax handler: its ``async_save`` runs in Orbax's commit thread, after the
+blocking part of the save returned, so the checksums are computed off the training
+thread while the arrays are written, and Orbax finalises the step (the tmp-dir rename)
+only once they are on disk. The arrays it reads are the ones handed to the save (a
+jax array is immutable; the driver saves its own copy of the carry), so they are the
+values Orbax writes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+import orbax.checkpoint as ocp
+from orbax.checkpoint import future
+
+from pipekit_train._checksum import (
+    ALGORITHM,
+    ChecksumMismatch,
+    shard_record,
+    verify_record,
+)
+
+__all__ = [
+    "ITEM",
+    "ChecksumHandler",
+    "ChecksumSave",
+    "marker",
+    "read_records",
+    "verify_item",
+]
+
+#: The name of the checksum item in a step folder.
+ITEM = "checksums"
+
+_VERSION = 1
+
+
+def marker() -> dict[str, Any]:
+    """What the meta records about the checksums (the restore expects them when present)."""
+    return {"algorithm": ALGORITHM, "version": _VERSION, "processes": int(jax.process_count())}
+
+
+def _host(value: Any) -> Any:
+    """A leaf as something with shards or a numpy array (PRNG keys as their key data)."""
+    if isinstance(value, jax.Array) and jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key):
+        return jax.random.key_data(value)
+    return value
+
+
+def _bounds(index: tuple[slice, ...], shape: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """A shard's ``index`` (slices, possibly open) as ``(start, stop)`` per axis."""
+    out = []
+    for sl, dim in zip(index, shape, strict=True):
+        start, stop, _ = sl.indices(dim)
+        out.append((start, stop))
+    return tuple(out)
+
+
+def _whole(shape: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    return tuple((0, int(d)) for d in shape)
+
+
+def _records(value: Any) -> list[dict[str, Any]]:
+    """The records of the pieces of one array this process writes."""
+    value = _host(value)
+    if isinstance(value, jax.Array) and not value.is_fully_addressable:
+        return [
+            shard_record(_bounds(s.index, value.shape), np.asarray(s.data))
+            for s in value.addressable_shards
+            if s.replica_id == 0
+        ]
+    host = np.asarray(value)
+    return [shard_record(_whole(host.shape), host)]
+
+
+@dataclass
+class ChecksumSave(ocp.args.CheckpointArgs):
+    """The checksum item's save arguments: the flat items to describe and the meta's checksum."""
+
+    items: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    meta_checksum: int | None = None
+
+
+class ChecksumHandler(ocp.AsyncCheckpointHandler):
+    """Writes ``process_<index>.json`` from Orbax's commit thread; restore reads them all."""
+
+    async def _write(self, args: ChecksumSave, directory: Any) -> None:
+        _write_records(args, directory)
+
+    async def async_save(self, directory: Any, args: ChecksumSave) -> list[future.Future] | None:
+        return [
+            future.CommitFutureAwaitingContractedSignals(
+                self._write(args, directory), name="pipekit_checksums"
+            )
+        ]
+
+    def save(self, directory: Any, args: ChecksumSave) -> None:
+        _write_records(args, directory)
+
+    def restore(self, directory: Any, args: Any = None) -> dict[str, Any]:
+        return read_records(Path(str(directory)).parent, expected=None) or {}
+
+    def metadata(self, directory: Any) -> None:
+        return None
+
+
+ocp.args.register_with_handler(ChecksumHandler, for_save=True, for_restore=True)(ChecksumSave)
+
+
+def _write_records(args: ChecksumSave, directory: Any) -> None:
+    """Compute this process's records and write its ``process_<index>.json`` into the item."""
+    arrays = {
+        f"{item}/{name}": _records(value)
+        for item, flat in args.items.items()
+        for name, value in flat.items()
+    }
+    record = {
+        "algorithm": ALGORITHM,
+        "version": _VERSION,
+        "meta": args.meta_checksum,
+        "arrays": arrays,
+    }
+    path = Path(str(directory))
+    path.mkdir(parents=True, exist_ok=True)
+    name = f"process_{int(jax.process_index()):05d}.json"
+    (path / name).write_text(json.dumps(record, sort_keys=True))
+
+
+def read_records(step_dir: Path, expected: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Every process's records of a step merged: ``{"meta": crc, "arrays": {name: [piece]}}``.
+
+    ``None`` when the step has no checksum item and ``expected`` (the meta's marker) is
+    ``None``: a step from before checksums. Raises :class:`ChecksumMismatch` when the
+    record is missing, unreadable or incomplete for a step that should have one.
+    """
+    folder = step_dir / ITEM
+    if not folder.is_dir():
+        if expected is None:
+            return None
+        raise ChecksumMismatch(f"its {ITEM} record is missing")
+    files = sorted(folder.glob("process_*.json"))
+    want = int(expected.get("processes", 1)) if expected is not None else None
+    if not files or (want is not None and len(files) != want):
+        raise ChecksumMismatch(
+            f"its {ITEM} record holds {len(files)} process files, expected {want or 'some'}"
+        )
+    merged: dict[str, Any] = {"meta": None, "arrays": {}}
+    for f in files:
+        try:
+            record = json.loads(f.read_text())
+            if record.get("algorithm") != ALGORITHM:
+                raise ValueError(f"algorithm {record.get('algorithm')!r}, not {ALGORITHM!r}")
+            if record.get("meta") is not None:
+                merged["meta"] = int(record["meta"])
+            for name, pieces in record["arrays"].items():
+                merged["arrays"].setdefault(name, []).extend(pieces)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            raise ChecksumMismatch(
+                f"its {ITEM} record {f.name} is unreadable: {type(e).__name__}: {e}"
+            ) from None
+    return merged
+
+
+def _piece_reader(value: Any) -> Any:
+    """``index -> values`` of a restored array, ``None`` for pieces this process does not hold."""
+    value = _host(value)
+    if isinstance(value, jax.Array) and not value.is_fully_addressable:
+        shards = {_bounds(s.index, value.shape): s for s in value.addressable_shards}
+
+        def sharded(index: tuple[tuple[int, int], ...]) -> Any:
+            shard = shards.get(index)
+            return None if shard is None else np.asarray(shard.data)
+
+        return sharded
+    host = np.asarray(value)
+
+    def whole(index: tuple[tuple[int, int], ...]) -> Any:
+        return host[tuple(slice(a, b) for a, b in index)]
+
+    return whole
+
+
+def verify_item(item: str, restored: Mapping[str, Any], records: Mapping[str, Any]) -> None:
+    """Raise :class:`ChecksumMismatch` unless every restored array of ``item`` matches its record.
+
+    A piece held by another process (a multi-process restore onto another sharding) cannot
+    be checked here and is skipped; an array without any record is a mismatch.
+    """
+    arrays = records["arrays"]
+    for name, value in restored.items():
+        key = f"{item}/{name}"
+        if key not in arrays:
+            raise ChecksumMismatch(f"{key}: no checksum was recorded for it")
+        verify_record(key, arrays[key], _piece_reader(value))
