@@ -26,13 +26,13 @@ import datetime
 import json
 import os
 import tempfile
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pipekit_train._checksum import ChecksumMismatch, json_checksum
+from pipekit_train._warn import warn_user
 from pipekit_train.errors import BackendNotInstalledError, CheckpointError, ConfigError
 from pipekit_train.fingerprint import OVERRIDE_HINT, check_fingerprint, fingerprint_diff, jsonable
 from pipekit_train.jax._packing import (
@@ -295,10 +295,7 @@ class Checkpointer:
                 continue
             return result
         if self._quarantined:
-            warnings.warn(
-                f"No readable checkpoint left in {self.directory}; starting from scratch.",
-                stacklevel=2,
-            )
+            warn_user(f"No readable checkpoint left in {self.directory}; starting from scratch.")
         return None
 
     def _restore_step(self, step: int, template: Any) -> RestoreResult:
@@ -385,7 +382,7 @@ class Checkpointer:
             where=f"at step {step} in {self.directory}",
         )
         if warning is not None:
-            warnings.warn(warning, stacklevel=4)
+            warn_user(warning)
 
     def _unreadable(self, step: int, saved_tree: Any) -> str | None:
         """Why step ``step`` cannot be read back at all (None if it reads fine as numpy)."""
@@ -426,10 +423,9 @@ class Checkpointer:
         _barrier(f"pipekit_quarantine_{step}")
         self._quarantined.append(dst)
         self._mngr.reload()
-        warnings.warn(
+        warn_user(
             f"Checkpoint step {step} in {self.directory} is corrupted or truncated ({error}); "
-            f"moved it to {dst.name} and falling back to the next newest step.",
-            stacklevel=4,
+            f"moved it to {dst.name} and falling back to the next newest step."
         )
 
     def _archive_existing(self) -> None:
@@ -444,10 +440,9 @@ class Checkpointer:
                 p.rename(archive / p.name)
         _barrier("pipekit_archive")
         self._mngr.reload()
-        warnings.warn(
+        warn_user(
             f'backend_options={{"resume": "never"}}: moved {len(entries)} existing checkpoint '
-            f"entries of {self.directory} to {archive.name}/ (nothing deleted); starting fresh.",
-            stacklevel=3,
+            f"entries of {self.directory} to {archive.name}/ (nothing deleted); starting fresh."
         )
 
 

@@ -35,7 +35,6 @@ import re
 import shutil
 import tempfile
 import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +42,7 @@ from typing import Any
 import torch
 
 from pipekit_train._checksum import ALGORITHM, ChecksumMismatch, bytes_checksum
+from pipekit_train._warn import warn_user
 from pipekit_train.errors import CheckpointError
 from pipekit_train.fingerprint import check_fingerprint
 
@@ -192,10 +192,9 @@ class CheckpointStore:
             except Exception as exc:  # noqa: BLE001 - truncated / corrupted file
                 bad = self.path(step)
                 target = bad.with_name(bad.name + ".corrupt")
-                warnings.warn(
+                warn_user(
                     f"checkpoint step {step} ({bad}) cannot be used ({type(exc).__name__}: "
-                    f"{exc}); renamed to {target.name}, falling back to an older one",
-                    stacklevel=2,
+                    f"{exc}); renamed to {target.name}, falling back to an older one"
                 )
                 os.replace(bad, target)
                 record = self.checksum_path(step)
@@ -229,7 +228,7 @@ class CheckpointStore:
             saved.meta.get("fingerprint", {}), fingerprint, resume=mode, where=str(saved.path)
         )
         if message is not None:
-            warnings.warn(message, stacklevel=2)
+            warn_user(message)
         return saved
 
 
