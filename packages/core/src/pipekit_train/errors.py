@@ -96,5 +96,39 @@ def closest(name: str, valid: Iterable[str]) -> str:
     key = str(name).lower()
     if key in by_lower and by_lower[key] != name:
         return f" (did you mean {by_lower[key]!r}?)"
-    match = difflib.get_close_matches(key, list(by_lower), n=1, cutoff=0.5)
-    return f" (did you mean {by_lower[match[0]]!r}?)" if match else ""
+    plausible = [o for o in by_lower if _plausibly_meant(key, o)]
+    if not plausible:
+        return ""
+    best = max(plausible, key=lambda o: difflib.SequenceMatcher(None, key, o).ratio())
+    return f" (did you mean {by_lower[best]!r}?)"
+
+
+#: The similarity above which a name reads as a misspelling of another (difflib's ratio).
+#: At 0.5, ``step_size`` suggested ``num_steps`` (0.56) — a different option, not a typo.
+_SIMILAR = 0.7
+
+
+def _one_edit_apart(a: str, b: str) -> bool:
+    """One insertion, deletion, substitution or swap of neighbours (``sdg`` → ``sgd``)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return a == b
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        if len(diff) == 1:
+            return True
+        i = diff[0] if len(diff) == 2 else -1
+        return len(diff) == 2 and diff[1] == i + 1 and a[i] == b[i + 1] and a[i + 1] == b[i]
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+def _plausibly_meant(name: str, option: str) -> bool:
+    """Whether ``option`` is a name a user who wrote ``name`` plausibly meant: a misspelling
+    (one edit, or similar as a whole) or the same words with some left out
+    (``dense_mass`` / ``dense_mass_matrix``)."""
+    if min(len(name), len(option)) >= 3 and _one_edit_apart(name, option):
+        return True
+    words, option_words = set(name.split("_")) - {""}, set(option.split("_")) - {""}
+    if words and option_words and (words <= option_words or option_words <= words):
+        return True
+    return difflib.SequenceMatcher(None, name, option).ratio() >= _SIMILAR
