@@ -22,7 +22,7 @@ from typing import Any, TypeAlias
 
 from .errors import CheckpointError, ConfigError, UntrustedCodeError
 
-__all__ = ["Trust", "check_trust", "is_trusted", "resolve_recorded"]
+__all__ = ["Trust", "build_from_factory", "check_trust", "is_trusted", "resolve_recorded"]
 
 #: ``False`` (the default: resolve nothing), ``True`` (resolve any recorded string: "this
 #: folder can run code"), or module prefixes whose recorded strings may be resolved.
@@ -113,3 +113,51 @@ def resolve_recorded(
             f"{instead}"
         ) from exc
     return obj
+
+
+def build_from_factory(
+    factory: Any,
+    meta: dict[str, Any],
+    *,
+    trusted: Any,
+    source: Any,
+    op: str,
+    like_hint: str,
+) -> Any:
+    """The object an op folder records how to build: ``factory(**factory_kwargs)``.
+
+    ``factory`` is the caller's callable; without one, the import string recorded in
+    ``meta["factory"]`` is resolved only as ``trusted`` allows (:func:`resolve_recorded`).
+    ``factory_kwargs`` are JSON data from ``meta``. ``source`` is the metadata file (for
+    messages), ``op`` the op's class name and ``like_hint`` what its ``like=`` takes.
+
+    Raises:
+        UntrustedCodeError: the recorded factory is not trusted; nothing was imported.
+        CheckpointError: the kwargs are not a JSON object, the factory is not callable, or
+            it failed (its error is chained).
+    """
+    kwargs = meta.get("factory_kwargs") or {}
+    if not isinstance(kwargs, dict):
+        raise CheckpointError(f"{source}: factory_kwargs must be a JSON object, got {kwargs!r}")
+    if factory is not None:
+        fn, name = factory, str(getattr(factory, "__qualname__", repr(factory)))
+    else:
+        name = str(meta.get("factory"))
+        fn = resolve_recorded(
+            meta.get("factory"),
+            trusted=trusted,
+            field="factory",
+            source=source,
+            instead=(
+                f"{op}.load(path, factory=<the function>) (called with the recorded "
+                f"factory_kwargs) or {op}.load(path, like={like_hint})"
+            ),
+        )
+    if not callable(fn):
+        raise CheckpointError(f"{source}: the factory {name!r} is not callable")
+    try:
+        return fn(**kwargs)
+    except Exception as exc:  # noqa: BLE001 - user code, reported with context
+        raise CheckpointError(
+            f"{source}: the factory {name}(**{kwargs!r}) failed: {type(exc).__name__}: {exc}"
+        ) from exc

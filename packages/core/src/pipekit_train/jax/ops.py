@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from pipekit_train._trust import check_trust, resolve_recorded
+from pipekit_train._trust import build_from_factory, check_trust
 from pipekit_train.errors import CheckpointError, ConfigError, DataError, PipekitError
 from pipekit_train.jax._deps import missing_jax_extra, require_equinox
 
@@ -389,36 +389,16 @@ class JaxModelOp:
                 return unwrap(like(), "like() (the skeleton factory you passed)")
             return unwrap(like, "like")
         recorded = meta.get("factory")
-        kwargs = meta.get("factory_kwargs") or {}
-        if not isinstance(kwargs, dict):
-            raise CheckpointError(
-                f"{directory / META_FILE}: factory_kwargs must be a JSON object, got {kwargs!r}"
-            )
         if factory is not None or recorded:
-            if factory is not None:
-                fn, name = factory, getattr(factory, "__qualname__", repr(factory))
-            else:
-                name = recorded
-                fn = resolve_recorded(
-                    recorded,
-                    trusted=trusted,
-                    field="factory",
-                    source=directory / META_FILE,
-                    instead=(
-                        "JaxModelOp.load(path, factory=<the function>) (called with the "
-                        "recorded factory_kwargs) or JaxModelOp.load(path, like=<module or "
-                        "zero-arg callable>)"
-                    ),
-                )
-            if not callable(fn):
-                raise CheckpointError(f"{directory}: the factory {name!r} is not callable")
-            try:
-                built = fn(**kwargs)
-            except Exception as exc:  # noqa: BLE001 - user code, reported with context
-                raise CheckpointError(
-                    f"{directory}: the factory {name}(**{kwargs!r}) failed: "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
+            built = build_from_factory(
+                factory,
+                meta,
+                trusted=trusted,
+                source=directory / META_FILE,
+                op="JaxModelOp",
+                like_hint="<module or zero-arg callable>",
+            )
+            name = getattr(factory, "__qualname__", None) if factory is not None else recorded
             return unwrap(built, f"the factory {name!r}'s result")
         raise ConfigError(
             f"JaxModelOp.load({str(directory)!r}) needs the module's structure, and this "

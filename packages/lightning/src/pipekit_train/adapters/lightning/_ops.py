@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from pipekit_train._trust import check_trust, resolve_recorded
+from pipekit_train._trust import build_from_factory, check_trust
 from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.fingerprint import structure_digest
 
@@ -234,32 +234,13 @@ def _skeleton(
             f"factory_kwargs={{...}}) before saving",
             field="like",
         )
-    kwargs = meta.get("factory_kwargs") or {}
-    if not isinstance(kwargs, dict):
-        raise CheckpointError(
-            f"{directory / META_FILE}: factory_kwargs must be a JSON object, got {kwargs!r}"
-        )
-    if factory is not None:
-        obj, name = factory, getattr(factory, "__qualname__", repr(factory))
-    else:
-        name = recorded
-        obj = resolve_recorded(
-            recorded,
-            trusted=trusted,
-            field="factory",
-            source=directory / META_FILE,
-            instead=(
-                "TorchModelOp.load(path, factory=<the function>) (called with the recorded "
-                "factory_kwargs) or TorchModelOp.load(path, like=<nn.Module or zero-arg "
-                "callable>)"
-            ),
-        )
-    if not callable(obj):
-        raise CheckpointError(f"{directory}: the factory {name!r} is not callable")
-    try:
-        built = obj(**kwargs)
-    except Exception as exc:  # noqa: BLE001 - user code
-        raise CheckpointError(
-            f"{directory}: the factory {name}(**{kwargs!r}) failed: {type(exc).__name__}: {exc}"
-        ) from exc
+    built = build_from_factory(
+        factory,
+        meta,
+        trusted=trusted,
+        source=directory / META_FILE,
+        op="TorchModelOp",
+        like_hint="<nn.Module or zero-arg callable>",
+    )
+    name = getattr(factory, "__qualname__", None) if factory is not None else recorded
     return _unwrap(built, f"the factory {name!r}'s result")
