@@ -18,6 +18,8 @@ from pipekit_train.errors import closest
         ("num_chain", ["num_chains", "num_warmup"], "num_chains"),
         ("target_accept_prob", ["target_accept", "max_tree_depth"], "target_accept"),
         ("dense_mass", ["dense_mass_matrix", "num_steps"], "dense_mass_matrix"),
+        ("beta1", ["b1", "b2", "eps"], "b1"),
+        ("learning_rate", ["lr", "clip_norm"], "lr"),
     ],
 )
 def test_misspellings_are_suggested(name: str, valid: list[str], meant: str) -> None:

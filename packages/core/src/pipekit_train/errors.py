@@ -122,12 +122,21 @@ def _one_edit_apart(a: str, b: str) -> bool:
     return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
 
 
+def _subsequence(short: str, long: str) -> bool:
+    """Whether the letters of ``short`` appear in ``long`` in order."""
+    rest = iter(long)
+    return all(ch in rest for ch in short)
+
+
 def _plausibly_meant(name: str, option: str) -> bool:
     """Whether ``option`` is a name a user who wrote ``name`` plausibly meant: a misspelling
-    (one edit, or similar as a whole) or the same words with some left out
-    (``dense_mass`` / ``dense_mass_matrix``)."""
+    (one edit, or similar as a whole), an abbreviation (``b1`` / ``beta1``) or the same
+    words with some left out (``dense_mass`` / ``dense_mass_matrix``)."""
     if min(len(name), len(option)) >= 3 and _one_edit_apart(name, option):
         return True
+    short, long = sorted((name, option), key=len)
+    if len(short) >= 2 and short[0] == long[0] and _subsequence(short, long):
+        return True  # an abbreviation: b1 / beta1, lr / learning_rate
     words, option_words = set(name.split("_")) - {""}, set(option.split("_")) - {""}
     if words and option_words and (words <= option_words or option_words <= words):
         return True
