@@ -12,6 +12,7 @@ import numpy as np
 from pipekit_train.driver import run_driver
 from pipekit_train.errors import ConfigError, DataError, PipekitError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
+from pipekit_train.jax._own_optax import own_optimizer
 from pipekit_train.jax.compile_cache import use_compilation_cache
 from pipekit_train.jax.data import (
     BatchIterator,
@@ -209,14 +210,19 @@ def _check_eval(
 
 
 def fingerprint(
-    loop: Any, module: Any, dataset_length: int, model_state: Any = None
+    loop: Any,
+    module: Any,
+    dataset_length: int,
+    model_state: Any = None,
+    optimizer_identity: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The resume guard stored in every checkpoint (core's, with the model's array digest).
 
     A stateful model adds its state's structure digest, and each feature field set
     away from its default (``accumulate_steps``, ``ema_decay``, ``precision``) is
     recorded, so a resume with another one is refused by name. At the defaults the
-    fingerprint is the one earlier versions wrote.
+    fingerprint is the one earlier versions wrote. ``optimizer_identity`` is the derived
+    identity of the user's own optax object (``_own_optax``), when there is one.
     """
     extra: dict[str, Any] = {
         name: getattr(loop, name)
@@ -231,6 +237,7 @@ def fingerprint(
         model_structure=tree_structure_digest(eqx.filter(module, eqx.is_array)),
         dataset_length=dataset_length,
         extra=extra or None,
+        optimizer_identity=optimizer_identity,
     )
 
 
@@ -290,6 +297,9 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         ),
         loop.accumulate_steps,
     )
+    own = own_optimizer(
+        loop, eqx.filter(module, eqx.is_inexact_array), optimizer_id=options.optimizer_id
+    )
     task = _resolve_task(loop, stateful=model_state is not None)
 
     root = jax.random.PRNGKey(loop.seed)
@@ -317,7 +327,7 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
 
     checkpointer = checkpointer_for(
         loop,
-        fingerprint(loop, module, source.n, model_state),
+        fingerprint(loop, module, source.n, model_state, own.identity if own is not None else None),
         resume=options.resume,
         async_save=options.async_checkpointing,
     )
@@ -371,6 +381,8 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         },
         "sharding": placement.describe(),
     }
+    if own is not None:
+        info["optimizer"] = own.info()
     cache.prune()  # only now: a run refused by validation deletes nothing (compile_cache)
     return trained, info
 
