@@ -35,7 +35,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .errors import CheckpointError
-from .optimizers import is_transformation, parse_optimizer_config, schedule_length_from_max_steps
+from .optimizers import (
+    is_transformation,
+    parse_optimizer_config,
+    refuse_transformation,
+    schedule_length_from_max_steps,
+)
 
 __all__ = [
     "fingerprint",
@@ -83,8 +88,8 @@ def fingerprint(
     out: dict[str, Any] = {"backend": backend, "model_structure": model_structure}
     unverifiable: list[str] = []
     if optimizer and is_transformation(loop.optimizer_config):
-        if optimizer_identity is None:
-            raise TypeError("fingerprint(): an optax object needs optimizer_identity=")
+        if optimizer_identity is None:  # a backend that does not derive one cannot take it
+            refuse_transformation(loop.optimizer_config, backend=backend)
         out["optimizer_config"] = dict(optimizer_identity)
         if optimizer_identity.get("probe") is None and optimizer_identity.get("id") is None:
             unverifiable.append(
