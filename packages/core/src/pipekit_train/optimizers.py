@@ -49,7 +49,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from pipekit_train.errors import ConfigError, closest
 
@@ -532,7 +532,7 @@ def is_transformation(obj: Any) -> bool:
     )
 
 
-def refuse_transformation(obj: Any, *, backend: str | None) -> None:
+def refuse_transformation(obj: Any, *, backend: str | None) -> NoReturn:
     """Raise ``ConfigError``: ``optimizer_config`` is an optax object where one cannot be used."""
     where = f"the {backend} backend" if backend else "this backend"
     raise ConfigError(
