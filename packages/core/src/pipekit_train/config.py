@@ -10,6 +10,7 @@ directory. Built-in callbacks are written ``{EarlyStopping: {patience: 3}}``.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -70,6 +71,7 @@ def loop_to_dict(loop: TrainingLoop) -> dict[str, Any]:
     from .writers import writer_to_config
 
     out: dict[str, Any] = {}
+    _check_optimizer_yaml(loop.optimizer_config)  # first: the Python-only optimiser forms
     for f in fields(loop):
         value = getattr(loop, f.name)
         if f.name in _OBJECT_FIELDS or f.name == "loss":
@@ -94,6 +96,27 @@ def loop_to_dict(loop: TrainingLoop) -> dict[str, Any]:
                 )
         out[f.name] = _plain(value, f.name)
     return out
+
+
+def _check_optimizer_yaml(value: Any) -> None:
+    """``ConfigError`` for the Python-only optimiser forms (an optax object, a schedule fn)."""
+    from .optimizers import is_transformation
+
+    if is_transformation(value):
+        raise ConfigError(
+            "TrainingLoop.optimizer_config is an optax.GradientTransformation, which exists "
+            "only in Python; to write the loop as YAML give optimizer_config as a dict such "
+            "as {'name': 'adamw', 'lr': 3e-4} (docs/optimizers.md)",
+            field="optimizer_config",
+        )
+    for key in ("lr", "learning_rate"):
+        if isinstance(value, Mapping) and callable(value.get(key)):
+            raise ConfigError(
+                f"TrainingLoop.optimizer_config.{key} is a Python callable (an optax "
+                "schedule); to write the loop as YAML give a number or a schedule dict "
+                "{'schedule': NAME, ...}",
+                field=f"optimizer_config.{key}",
+            )
 
 
 def _callback_to_config(cb: Any, i: int) -> Any:

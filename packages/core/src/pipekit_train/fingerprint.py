@@ -16,6 +16,15 @@ values, never from object reprs:
   under the resumed run). Otherwise a larger ``max_steps`` simply trains longer.
 - the data order (``dataset_length``, ``batch_size``, ``seed``) and the backend,
   plus whatever a backend adds in ``extra`` (sampler settings, chain count, …).
+
+The user's own objects (issue 20) have no config to record, so their identity is
+derived from what they compute: an ``optax.GradientTransformation`` given as
+``optimizer_config`` is recorded under ``optimizer_config`` by the backend
+(``pipekit_train.jax.optax_identity``: its state structure on the model, the
+result of probe updates, and the user's ``optimizer_id``), and a schedule
+callable as ``lr`` by its values at fixed steps. When an identity cannot be
+derived, the fingerprint lists why under ``unverifiable`` and a resume is refused
+(:func:`unverifiable_message`) unless ``resume="force"``.
 """
 
 from __future__ import annotations
@@ -26,7 +35,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .errors import CheckpointError
-from .optimizers import parse_optimizer_config, schedule_length_from_max_steps
+from .optimizers import (
+    is_transformation,
+    parse_optimizer_config,
+    refuse_transformation,
+    schedule_length_from_max_steps,
+)
 
 __all__ = [
     "fingerprint",
@@ -35,6 +49,7 @@ __all__ = [
     "mismatch_message",
     "check_fingerprint",
     "jsonable",
+    "unverifiable_message",
     "OVERRIDE_HINT",
 ]
 
@@ -62,15 +77,37 @@ def fingerprint(
     dataset_length: int | None = None,
     optimizer: bool = True,
     extra: Mapping[str, Any] | None = None,
+    optimizer_identity: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The resume guard of ``loop`` on ``backend`` (JSON-able).
 
     ``optimizer=False`` leaves the optimiser out (samplers have none).
+    ``optimizer_identity`` is required when ``loop.optimizer_config`` is the user's
+    own optax object: the backend derives it (``pipekit_train.jax.optax_identity``).
     """
     out: dict[str, Any] = {"backend": backend, "model_structure": model_structure}
-    if optimizer:
+    unverifiable: list[str] = []
+    if optimizer and is_transformation(loop.optimizer_config):
+        if optimizer_identity is None:  # a backend that does not derive one cannot take it
+            refuse_transformation(loop.optimizer_config, backend=backend)
+        out["optimizer_config"] = dict(optimizer_identity)
+        if optimizer_identity.get("probe") is None and optimizer_identity.get("id") is None:
+            unverifiable.append(
+                "optimizer_config is an optax object whose identity could not be derived "
+                f"({optimizer_identity.get('why', 'its probe update failed')}); name it with "
+                'backend_options={"optimizer_id": "<a name you change whenever you change '
+                'the optimiser>"}'
+            )
+    elif optimizer:
         spec = parse_optimizer_config(loop.optimizer_config, max_steps=loop.max_steps)
         out["optimizer"] = spec.to_dict()
+        lr = out["optimizer"]["lr"]
+        if isinstance(lr, Mapping) and lr.get("schedule") == "callable" and not lr["values"]:
+            unverifiable.append(
+                "optimizer_config.lr is a callable that could not be evaluated at a step "
+                "number, so the resume guard cannot tell it from another schedule; give it "
+                "as a schedule dict {'schedule': NAME, ...}"
+            )
         depends = schedule_length_from_max_steps(loop.optimizer_config)
         if depends is not None:
             out["max_steps"] = int(loop.max_steps)
@@ -81,8 +118,24 @@ def fingerprint(
     out["seed"] = int(loop.seed)
     if extra:
         out.update(dict(extra))
+    if unverifiable:
+        out["unverifiable"] = unverifiable
     result: dict[str, Any] = jsonable(out)
     return result
+
+
+def unverifiable_message(current: Mapping[str, Any], where: str) -> str | None:
+    """Why this run cannot vouch that it continues the checkpoint ``where`` (or ``None``).
+
+    A fingerprint lists under ``unverifiable`` what it could not derive an identity
+    for; resuming over it would be resuming blind, so the checkpointer refuses it.
+    """
+    reasons = current.get("unverifiable")
+    if not reasons:
+        return None
+    lines = [f"Cannot vouch that this run continues the checkpoint {where}:"]
+    lines += [f"  {r}" for r in reasons]
+    return "\n".join(lines)
 
 
 def jsonable(value: Any) -> Any:
@@ -123,6 +176,18 @@ def mismatch_message(
         if key == "max_steps_sets":
             continue
         lines.append(f"  {key}: checkpoint {old!r} != this run {new!r}")
+    if "optimizer_config" in diff or "optimizer" in diff:
+        old, new = diff.get("optimizer_config", diff.get("optimizer", (None, None)))
+        if isinstance(old, Mapping) or isinstance(new, Mapping):
+            kinds = {(v.get("kind") if isinstance(v, Mapping) else None) for v in (old, new)} - {
+                None
+            }
+            if kinds:
+                lines.append(
+                    "optimizer_config: the optax object differs from the checkpoint's (its "
+                    "derived identity — state structure, probe updates, optimizer_id — does "
+                    "not match): resume with the same optimiser, or start fresh"
+                )
     if "max_steps" in diff:
         old, new = diff["max_steps"]
         sets = [(current or {}).get("max_steps_sets"), *diff.get("max_steps_sets", (None, None))]

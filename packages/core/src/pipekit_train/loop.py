@@ -74,7 +74,9 @@ class TrainingLoop:
             ``torch.nn.Module``, ``keras.Model``), or a ``'module:factory'``
             reference. Bayesian backends take the model through ``task``.
         dataset: training data: ``{"x": …, "y": …}`` arrays, ``(x, y)``, an
-            indexable of such records, or a ``grain.MapDataset``.
+            indexable of such records, or a ``grain.MapDataset``; on the equinox
+            backend also a stream of single examples: a ``grain.IterDataset`` or a
+            zero-argument function returning an iterator (Python only).
         val_dataset: evaluation data in the same forms, or ``None``.
         loss: a loss name (``"cross_entropy"``, ``"mse"``, …) or a callable
             ``(pred, target) -> scalar`` for the backend's array type.
@@ -83,7 +85,9 @@ class TrainingLoop:
         batch_size: global batch size (all devices and processes together).
         max_steps: optimisation steps (samples/draws for the Bayesian backends).
         optimizer_config: ``{"name": "adamw", "lr": 3e-4, …}``; ``lr`` may be a
-            schedule dict (see ``docs/optimizers.md``).
+            schedule dict (see ``docs/optimizers.md``) or, in Python, an optax
+            schedule. On the JAX backends it may also be the user's own
+            ``optax.GradientTransformation``, used as given (Python only).
         callbacks: ``Callback`` instances, run in order at host events.
         checkpoint_dir: where checkpoints go; a run resumes from the newest valid
             one. Without a ``Checkpoint`` callback, one is added with defaults.
@@ -119,7 +123,7 @@ class TrainingLoop:
     task: Any = None
     batch_size: int = 32
     max_steps: int = 1000
-    optimizer_config: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_OPTIMIZER))
+    optimizer_config: Any = field(default_factory=lambda: dict(DEFAULT_OPTIMIZER))
     callbacks: list[Any] = field(default_factory=list)
     checkpoint_dir: str | None = None
     log_every_n_steps: int = 50
@@ -173,15 +177,20 @@ class TrainingLoop:
             raise ConfigError(
                 f"TrainingLoop.seed must be an integer, got {self.seed!r}", field="seed"
             )
-        if not isinstance(self.optimizer_config, Mapping):
-            raise ConfigError(
-                "TrainingLoop.optimizer_config must be a dict like {'name': 'adam', 'lr': 1e-3}",
-                field="optimizer_config",
-            )
-        self.optimizer_config = dict(self.optimizer_config)
-        from .optimizers import validate_optimizer_config
+        from .optimizers import is_transformation, validate_optimizer_config
 
-        validate_optimizer_config(self.optimizer_config, max_steps=self.max_steps)
+        # The user's own optax.GradientTransformation (Python only) is kept as given;
+        # the JAX backends use it as is and derive its resume identity (issue 20).
+        if not is_transformation(self.optimizer_config):
+            if not isinstance(self.optimizer_config, Mapping):
+                raise ConfigError(
+                    "TrainingLoop.optimizer_config must be a dict like {'name': 'adam', "
+                    "'lr': 1e-3}, or (in Python, for equinox / numpyro-svi) an "
+                    f"optax.GradientTransformation; got {type(self.optimizer_config).__name__}",
+                    field="optimizer_config",
+                )
+            self.optimizer_config = dict(self.optimizer_config)
+            validate_optimizer_config(self.optimizer_config, max_steps=self.max_steps)
         self._validate_callbacks()
         if self.checkpoint_dir is not None:
             if not isinstance(self.checkpoint_dir, (str, os.PathLike)):

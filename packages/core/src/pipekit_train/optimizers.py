@@ -47,9 +47,9 @@ dotted path of the offending entry (``optimizer_config.lr.decay_steps``).
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from pipekit_train.errors import ConfigError, closest
 
@@ -64,6 +64,8 @@ __all__ = [
     "validate_optimizer_config",
     "require_supported",
     "schedule_length_from_max_steps",
+    "is_transformation",
+    "refuse_transformation",
 ]
 
 ROOT = "optimizer_config"
@@ -197,7 +199,9 @@ class OptimizerSpec:
     ``lr`` is a float or a dict ``{"schedule": NAME, **fields}`` whose fields are
     converted to their proper types (and a ``max_steps`` default filled in when
     ``max_steps`` was known). ``kwargs`` are the pass-through optimiser keyword
-    arguments, not yet checked against optax.
+    arguments, not yet checked against optax. ``lr_fn`` is the user's own schedule
+    callable (an optax schedule, ``step -> rate``; Python only, JAX backends), kept
+    as given; ``lr`` is then its :func:`schedule_identity`.
     """
 
     name: str
@@ -205,11 +209,12 @@ class OptimizerSpec:
     clip_norm: float | None
     weight_decay: float | None
     kwargs: dict[str, Any]
+    lr_fn: Callable[[Any], Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The normalised spec as plain data (numbers as numbers), e.g. for the resume guard."""
         lr: Any = self.lr
-        if isinstance(lr, dict):
+        if isinstance(lr, dict) and self.lr_fn is None:
             lr = {
                 k: ({str(b): s for b, s in v.items()} if isinstance(v, dict) else v)
                 for k, v in lr.items()
@@ -372,6 +377,8 @@ def parse_optimizer_config(
     ``max_steps`` (when known) fills the schedule fields that default to it; when
     it is ``None`` those fields may be omitted and are filled at resolve time.
     """
+    if is_transformation(config):
+        refuse_transformation(config, backend=None)
     if not isinstance(config, Mapping):
         raise ConfigError(
             f"{ROOT} must be a dict such as {{'name': 'adam', 'lr': 1e-3}}, "
@@ -414,8 +421,11 @@ def parse_optimizer_config(
         )
     raw_lr = config[lr_key]
     lr: float | dict[str, Any]
+    lr_fn = None
     if isinstance(raw_lr, Mapping):
         lr = _parse_schedule(raw_lr, where, max_steps)
+    elif callable(raw_lr):
+        lr_fn, lr = raw_lr, schedule_identity(raw_lr)  # the user's own schedule (Python only)
     else:
         lr = _as_real(
             raw_lr, where, positive=True, what=" or a schedule dict {'schedule': NAME, ...}"
@@ -438,7 +448,12 @@ def parse_optimizer_config(
                 field=f"{ROOT}.{native}",
             )
     return OptimizerSpec(
-        name=name, lr=lr, clip_norm=clip_norm, weight_decay=weight_decay, kwargs=kwargs
+        name=name,
+        lr=lr,
+        clip_norm=clip_norm,
+        weight_decay=weight_decay,
+        kwargs=kwargs,
+        lr_fn=lr_fn,
     )
 
 
@@ -470,12 +485,22 @@ def schedule_length_from_max_steps(config: Mapping[str, Any]) -> str | None:
     return f"{ROOT}.{lr_key}.{spec.max_steps_default}"
 
 
-def require_supported(spec: OptimizerSpec, supported: Collection[str], *, backend: str) -> None:
+def require_supported(
+    spec: OptimizerSpec, supported: Collection[str], *, backend: str, callable_lr: bool = False
+) -> None:
     """Raise ``ConfigError`` if ``backend`` cannot map ``spec.name`` or its schedule.
 
     Backends call this at ``run()`` before compiling anything; ``supported`` is
-    the set of vocabulary names the backend maps onto its library.
+    the set of vocabulary names the backend maps onto its library. A callable
+    ``lr`` (the user's own optax schedule) is refused unless ``callable_lr``.
     """
+    if spec.lr_fn is not None and not callable_lr:
+        raise ConfigError(
+            f"{ROOT}.lr is a Python callable (an optax schedule); the {backend} backend "
+            f"cannot use one: give a number or a schedule dict {{'schedule': NAME, ...}} "
+            f"(NAME one of {', '.join(SCHEDULES)})",
+            field=f"{ROOT}.lr",
+        )
     if spec.name not in supported:
         raise ConfigError(
             f"{ROOT}.name: the {backend} backend has no optimiser {spec.name!r}"
@@ -483,3 +508,54 @@ def require_supported(spec: OptimizerSpec, supported: Collection[str], *, backen
             f"{', '.join(sorted(supported))}",
             field=f"{ROOT}.name",
         )
+
+
+# --------------------------------------------------------------------------- own objects
+
+#: The steps at which a user's own schedule callable is sampled for the resume guard.
+#: Fixed (not derived from ``max_steps``), so a longer run keeps the same identity.
+SCHEDULE_PROBE_STEPS: tuple[int, ...] = (
+    0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 100_000,
+)  # fmt: skip
+
+
+def is_transformation(obj: Any) -> bool:
+    """Whether ``obj`` looks like an ``optax.GradientTransformation`` (pure Python check).
+
+    Duck-typed (callable ``init`` and ``update``, not a dict) so that core need not
+    import optax: ``TrainingLoop`` accepts such an object as ``optimizer_config``.
+    """
+    return (
+        not isinstance(obj, Mapping)
+        and callable(getattr(obj, "init", None))
+        and callable(getattr(obj, "update", None))
+    )
+
+
+def refuse_transformation(obj: Any, *, backend: str | None) -> NoReturn:
+    """Raise ``ConfigError``: ``optimizer_config`` is an optax object where one cannot be used."""
+    where = f"the {backend} backend" if backend else "this backend"
+    raise ConfigError(
+        f"{ROOT} is an optax.GradientTransformation ({type(obj).__name__}); only the "
+        f"equinox and numpyro-svi backends train with the user's own optax object, "
+        f"{where} needs a dict such as {{'name': 'adam', 'lr': 1e-3}}",
+        field=ROOT,
+    )
+
+
+def schedule_identity(fn: Callable[[Any], Any]) -> dict[str, Any]:
+    """The resume-guard form of a user's schedule: its values at :data:`SCHEDULE_PROBE_STEPS`.
+
+    A function has no stable value of its own (its repr holds a memory address), so the
+    guard records what it computes: two schedules that agree at every probe step are
+    treated as the same. A schedule that cannot be called with a step number gives
+    ``{"schedule": "callable", "values": None}``, which the guard cannot vouch for.
+    """
+    values: dict[str, Any] | None = {}
+    try:
+        for step in SCHEDULE_PROBE_STEPS:
+            assert values is not None
+            values[str(step)] = f"{float(fn(step)):.6g}"
+    except Exception:  # noqa: BLE001 - an uncallable schedule is reported by the guard
+        values = None
+    return {"schedule": "callable", "values": values}

@@ -34,7 +34,13 @@ from typing import Any
 from pipekit_train._checksum import ChecksumMismatch, json_checksum
 from pipekit_train._warn import warn_user
 from pipekit_train.errors import BackendNotInstalledError, CheckpointError, ConfigError
-from pipekit_train.fingerprint import OVERRIDE_HINT, check_fingerprint, fingerprint_diff, jsonable
+from pipekit_train.fingerprint import (
+    OVERRIDE_HINT,
+    check_fingerprint,
+    fingerprint_diff,
+    jsonable,
+    unverifiable_message,
+)
 from pipekit_train.jax._packing import (
     item_template,
     layout_shapes,
@@ -375,14 +381,15 @@ class Checkpointer:
             raise _Corrupt(f"checksum mismatch: {e}") from e
 
     def _check_fingerprint(self, step: int, saved: Mapping[str, Any]) -> None:
-        warning = check_fingerprint(
-            saved,
-            self.fingerprint,
-            resume=self.resume,
-            where=f"at step {step} in {self.directory}",
-        )
+        where = f"at step {step} in {self.directory}"
+        warning = check_fingerprint(saved, self.fingerprint, resume=self.resume, where=where)
         if warning is not None:
             warn_user(warning)
+        blind = unverifiable_message(self.fingerprint, where)
+        if blind is not None:
+            if self.resume != "force":
+                raise CheckpointError(blind + "\n" + OVERRIDE_HINT)
+            warn_user(blind + '\nResuming anyway (backend_options={"resume": "force"}).')
 
     def _unreadable(self, step: int, saved_tree: Any) -> str | None:
         """Why step ``step`` cannot be read back at all (None if it reads fine as numpy)."""

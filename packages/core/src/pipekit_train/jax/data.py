@@ -158,7 +158,18 @@ def normalize_dataset(dataset: Any, field: str) -> Dataset:
     if isinstance(dataset, (np.ndarray, str, bytes)) or not (
         hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")
     ):
+        from pipekit_train.jax._stream import as_stream
+
+        if as_stream(dataset, field) is not None:  # a single-use iterator raises there
+            raise DataError(
+                f"{field} is a stream ({type(dataset).__name__}); streams (a "
+                "grain.IterDataset, an iterator factory) are read as the training dataset of "
+                f"the equinox backend only; here give {_ACCEPTED}."
+            )
         raise DataError(f"{field} is a {type(dataset).__name__}; expected {_ACCEPTED}.")
+    from pipekit_train.jax._stream import refuse_prebatched
+
+    refuse_prebatched(dataset, field)  # a .batch(n) MapDataset would read n-row records
     # grain.MapDataset and any indexable object: per-record access.
     return RecordSource(dataset, field)
 

@@ -33,6 +33,7 @@ from pipekit_train.optimizers import (
     ROOT,
     SCHEDULES,
     OptimizerSpec,
+    is_transformation,
     parse_optimizer_config,
     require_supported,
     validate_optimizer_config,
@@ -80,8 +81,13 @@ OPTAX_SCHEDULES: dict[str, str] = {
 assert set(OPTAX_SCHEDULES) == set(SCHEDULES)
 
 
-def resolve_schedule(lr: float | Mapping[str, Any], *, max_steps: int) -> Any:
-    """Turn a validated ``lr`` (number or schedule dict) into a float or optax schedule."""
+def resolve_schedule(lr: Any, *, max_steps: int) -> Any:
+    """Turn a validated ``lr`` (number or schedule dict) into a float or optax schedule.
+
+    A callable (the user's own optax schedule, Python only) is returned as given.
+    """
+    if callable(lr):
+        return lr
     if not isinstance(lr, Mapping):
         return float(lr)
     fields = dict(lr)
@@ -133,10 +139,11 @@ def _check_kwargs(spec: OptimizerSpec, signature: inspect.Signature) -> None:
             )
 
 
-def resolve_optimizer(
-    config: Mapping[str, Any], *, max_steps: int, hyperparam_dtype: Any = None
-) -> Any:
+def resolve_optimizer(config: Any, *, max_steps: int, hyperparam_dtype: Any = None) -> Any:
     """Build the optax ``GradientTransformation`` that ``config`` describes.
+
+    ``config`` may also be the user's own ``GradientTransformation``: it is returned
+    unchanged (``hyperparam_dtype`` does not apply to it).
 
     ``hyperparam_dtype`` keeps the injected hyper-parameters in that dtype whatever
     the parameters' dtype. ``precision="bfloat16"`` passes ``float32``: by default
@@ -148,8 +155,10 @@ def resolve_optimizer(
     function does not take, and for values it refuses. No compilation happens:
     the transformation is probed with ``jax.eval_shape`` on a tiny parameter tree.
     """
+    if is_transformation(config):
+        return config  # the user's own optax object, used as given (_own_optax checks it)
     spec = parse_optimizer_config(config, max_steps=max_steps)
-    require_supported(spec, OPTAX_OPTIMIZERS, backend="optax (JAX)")
+    require_supported(spec, OPTAX_OPTIMIZERS, backend="optax (JAX)", callable_lr=True)
     fn: Callable[..., Any] = getattr(optax, OPTAX_OPTIMIZERS[spec.name])
     signature = inspect.signature(fn)
     _check_kwargs(spec, signature)
@@ -163,7 +172,7 @@ def resolve_optimizer(
         else:
             decay = optax.add_decayed_weights(spec.weight_decay)
 
-    schedule = resolve_schedule(spec.lr, max_steps=max_steps)
+    schedule = resolve_schedule(spec.lr_fn or spec.lr, max_steps=max_steps)
     try:
         inject = (
             optax.inject_hyperparams(fn, static_args=_static_args(signature))

@@ -18,6 +18,8 @@ _KNOWN = {
     "compilation_cache": "JAX persistent compilation cache folder, or None/'off'",
     "shuffle": "shuffle the training data each epoch (bool, default True)",
     "async_checkpointing": "write checkpoints in the background (bool, default True)",
+    "optimizer_id": "a name for your own optax object in optimizer_config, recorded by the "
+    "resume guard (str, default None)",
 }
 
 
@@ -29,6 +31,7 @@ class EquinoxOptions:
     compilation_cache: str | None = None
     shuffle: bool = True
     async_checkpointing: bool = True
+    optimizer_id: str | None = None
 
 
 def parse_options(options: dict[str, Any]) -> EquinoxOptions:
@@ -68,4 +71,15 @@ def parse_options(options: dict[str, Any]) -> EquinoxOptions:
             raise ConfigError(
                 f"backend_options.{name} must be true or false", field=f"backend_options.{name}"
             )
+    check_optimizer_id(out.optimizer_id)
     return out
+
+
+def check_optimizer_id(value: Any) -> None:
+    """``backend_options.optimizer_id`` is ``None`` or a non-empty string."""
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise ConfigError(
+            f"backend_options.optimizer_id must be a non-empty string naming your optax "
+            f"object, got {value!r}",
+            field="backend_options.optimizer_id",
+        )

@@ -12,6 +12,8 @@ import numpy as np
 from pipekit_train.driver import run_driver
 from pipekit_train.errors import ConfigError, DataError, PipekitError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
+from pipekit_train.jax._own_optax import own_optimizer
+from pipekit_train.jax._stream import StreamIterator, as_stream
 from pipekit_train.jax.compile_cache import use_compilation_cache
 from pipekit_train.jax.data import (
     BatchIterator,
@@ -208,15 +210,66 @@ def _check_eval(
         raise ConfigError(f"TrainingLoop.task: eval_fn {bad}", field="task")
 
 
+def _batch_source(
+    loop: Any, options: Any, rows_per_step: int, processes: tuple[int, int]
+) -> BatchSource:
+    """The map-style batch source of ``loop.dataset`` (dict, tuple, indexable, MapDataset)."""
+    train = normalize_dataset(loop.dataset, "TrainingLoop.dataset")
+    rows = len(train) if isinstance(train, RecordSource) else int(np.shape(train["x"])[0])
+    if loop.accumulate_steps > 1 and rows_per_step > rows:
+        raise DataError(
+            f"TrainingLoop.accumulate_steps ({loop.accumulate_steps}) x batch_size "
+            f"({loop.batch_size}) = {rows_per_step} rows per optimiser update, more than "
+            f"TrainingLoop.dataset's {rows} rows; lower accumulate_steps or batch_size"
+        )
+    return BatchSource(
+        train,
+        rows_per_step,
+        loop.seed,
+        shuffle=options.shuffle,
+        process_index=processes[0],
+        process_count=processes[1],
+    )
+
+
+def _check_stream_fields(loop: Any, spec: Any) -> None:
+    """Refuse the loop fields a stream contradicts (its order and reading are the user's)."""
+    for key, why in (
+        ("shuffle", "a stream is read in its own order: shuffle in the pipeline (ds.shuffle)"),
+        ("worker_count", "a Grain stream prefetches as its pipeline says (ds.mp_prefetch)"),
+    ):
+        if key in loop.backend_options:
+            raise ConfigError(
+                f"backend_options.{key} contradicts TrainingLoop.dataset, a stream: {why}; "
+                f"drop backend_options.{key}",
+                field=f"backend_options.{key}",
+            )
+    if spec is not None or jax.process_count() > 1:
+        raise ConfigError(
+            "TrainingLoop.sharding / several processes with a streaming TrainingLoop.dataset "
+            "are not supported yet (each process would need its own shard of the stream); "
+            "give map-style data (a dict of arrays, an indexable, a grain.MapDataset)",
+            field="dataset",
+        )
+
+
 def fingerprint(
-    loop: Any, module: Any, dataset_length: int, model_state: Any = None
+    loop: Any,
+    module: Any,
+    dataset_length: int | None,
+    model_state: Any = None,
+    optimizer_identity: dict[str, Any] | None = None,
+    *,
+    stream: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The resume guard stored in every checkpoint (core's, with the model's array digest).
 
     A stateful model adds its state's structure digest, and each feature field set
     away from its default (``accumulate_steps``, ``ema_decay``, ``precision``) is
     recorded, so a resume with another one is refused by name. At the defaults the
-    fingerprint is the one earlier versions wrote.
+    fingerprint is the one earlier versions wrote. ``optimizer_identity`` is the derived
+    identity of the user's own optax object (``_own_optax``), when there is one;
+    ``stream`` the description of a streaming dataset (which has no length).
     """
     extra: dict[str, Any] = {
         name: getattr(loop, name)
@@ -225,12 +278,16 @@ def fingerprint(
     }
     if model_state is not None:
         extra["model_state_structure"] = tree_structure_digest(model_state)
+    if stream is not None:  # a stream has no length: record its kind and the batch size
+        extra["data"] = stream
+        extra["batch_size"] = loop.batch_size
     return core_fingerprint(
         loop,
         backend="equinox",
         model_structure=tree_structure_digest(eqx.filter(module, eqx.is_array)),
         dataset_length=dataset_length,
         extra=extra or None,
+        optimizer_identity=optimizer_identity,
     )
 
 
@@ -261,26 +318,17 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
 
         block = validate_sharding(loop, spec, module)
         placement_processes = (block, jax.process_count())
-    train = normalize_dataset(loop.dataset, "TrainingLoop.dataset")
+    stream = as_stream(loop.dataset, "TrainingLoop.dataset")
+    source: BatchSource | None = None
+    if stream is not None:  # the user's own stream (issue 20): read as it is
+        _check_stream_fields(loop, spec)
+        stream_data = StreamIterator(stream, rows_per_step)
+    else:
+        source = _batch_source(loop, options, rows_per_step, placement_processes)
     val = (
         normalize_dataset(loop.val_dataset, "TrainingLoop.val_dataset")
         if loop.val_dataset is not None
         else None
-    )
-    rows = len(train) if isinstance(train, RecordSource) else int(np.shape(train["x"])[0])
-    if loop.accumulate_steps > 1 and rows_per_step > rows:
-        raise DataError(
-            f"TrainingLoop.accumulate_steps ({loop.accumulate_steps}) x batch_size "
-            f"({loop.batch_size}) = {rows_per_step} rows per optimiser update, more than "
-            f"TrainingLoop.dataset's {rows} rows; lower accumulate_steps or batch_size"
-        )
-    source = BatchSource(
-        train,
-        rows_per_step,
-        loop.seed,
-        shuffle=options.shuffle,
-        process_index=placement_processes[0],
-        process_count=placement_processes[1],
     )
     optimizer = with_accumulation(
         resolve_optimizer(
@@ -290,12 +338,15 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         ),
         loop.accumulate_steps,
     )
+    own = own_optimizer(
+        loop, eqx.filter(module, eqx.is_inexact_array), optimizer_id=options.optimizer_id
+    )
     task = _resolve_task(loop, stateful=model_state is not None)
 
     root = jax.random.PRNGKey(loop.seed)
     base_key, eval_key = jax.random.split(root)
     state = TrainState.create(module, optimizer, model_state, ema=loop.ema_decay is not None)
-    first_batch = source[0]
+    first_batch = source[0] if source is not None else stream_data.first_batch()
     if spec is not None:
         from ._sharding import validate_batch_spec, validate_model_spec
 
@@ -317,7 +368,14 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
 
     checkpointer = checkpointer_for(
         loop,
-        fingerprint(loop, module, source.n, model_state),
+        fingerprint(
+            loop,
+            module,
+            source.n if source is not None else None,
+            model_state,
+            own.identity if own is not None else None,
+            stream=stream.describe() if stream is not None else None,
+        ),
         resume=options.resume,
         async_save=options.async_checkpointing,
     )
@@ -335,7 +393,11 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         placement=placement,
         features=features,
     )
-    data = BatchIterator(source, worker_count=options.worker_count)
+    data = (
+        BatchIterator(source, worker_count=options.worker_count)
+        if source is not None
+        else stream_data
+    )
     result = run_driver(
         loop,
         program,
@@ -371,6 +433,8 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         },
         "sharding": placement.describe(),
     }
+    if own is not None:
+        info["optimizer"] = own.info()
     cache.prune()  # only now: a run refused by validation deletes nothing (compile_cache)
     return trained, info
 

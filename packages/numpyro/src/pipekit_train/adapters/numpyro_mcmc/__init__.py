@@ -10,8 +10,9 @@ To the user it is one sampling call; underneath, core's driver runs it in chunks
 bit-identical to an uninterrupted run and to NumPyro's own ``MCMC.run`` with the
 same seed (``TrainingLoop.seed``) and settings.
 
-``backend_options``: ``kernel`` (``"nuts"`` | ``"hmc"``), ``chain_method``
-(``"vectorized"`` | ``"sequential"``), ``dense_mass``, ``target_accept``,
+``backend_options``: ``kernel`` (``"nuts"`` | ``"hmc"``, or in Python a user-built
+``numpyro.infer.HMC`` / ``NUTS`` on the task's model, used as built: ``_user_kernel``),
+``chain_method`` (``"vectorized"`` | ``"sequential"``), ``dense_mass``, ``target_accept``,
 ``max_tree_depth``, ``num_steps`` / ``trajectory_length`` (HMC),
 ``regularize_mass_matrix``, ``init_strategy`` (``uniform`` | ``median`` | ``mean`` |
 ``feasible`` | ``sample``), ``init_values`` (``{site: value}``), ``x64`` (float64),

@@ -43,8 +43,11 @@ def make_init_strategy(options: McmcOptions) -> Callable[..., Any]:
 
 
 def make_kernel(model: Callable[..., Any], options: McmcOptions) -> Any:
-    """The NUTS (default) or HMC kernel ``options`` describe."""
+    """The NUTS (default) or HMC kernel ``options`` describe, or the user's own one as built."""
     from numpyro.infer import HMC, NUTS
+
+    if options.kernel_object is not None:
+        return options.kernel_object
 
     common = dict(
         dense_mass=options.dense_mass,

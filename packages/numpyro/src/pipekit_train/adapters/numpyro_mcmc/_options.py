@@ -7,6 +7,8 @@ from typing import Any
 
 from pipekit_train.errors import ConfigError, closest
 
+from ._user_kernel import is_user_kernel
+
 __all__ = ["McmcOptions", "parse_options", "INIT_STRATEGIES"]
 
 INIT_STRATEGIES = ("uniform", "median", "mean", "feasible", "sample")
@@ -32,6 +34,9 @@ class McmcOptions:
     resume: str = "auto"
     steps_per_call: int = 100
     compilation_cache: Any = None
+    #: A user-built ``numpyro.infer`` HMC/NUTS kernel given as ``kernel`` (Python only;
+    #: ``kernel`` then holds its name). Not an option key of its own.
+    kernel_object: Any = None
 
 
 def _field(name: str) -> str:
@@ -72,7 +77,7 @@ def _choice(raw: dict[str, Any], name: str, default: str, allowed: tuple[str, ..
 def parse_options(raw: dict[str, Any] | None) -> McmcOptions:
     """Check every key and value of ``backend_options`` (``ConfigError`` naming the key)."""
     raw = dict(raw or {})
-    known = set(McmcOptions.__dataclass_fields__)
+    known = set(McmcOptions.__dataclass_fields__) - {"kernel_object"}
     for key in raw:
         if key not in known:
             raise ConfigError(
@@ -100,9 +105,16 @@ def parse_options(raw: dict[str, Any] | None) -> McmcOptions:
             f"{_field('init_values')} must map site names to starting values, got {init_values!r}",
             field=_field("init_values"),
         )
-    kernel = _choice(raw, "kernel", "nuts", KERNELS)
+    kernel_object = raw.get("kernel")
+    if is_user_kernel(kernel_object):  # the user's own kernel (issue 20): _user_kernel checks it
+        from numpyro.infer import NUTS
+
+        kernel = "nuts" if isinstance(kernel_object, NUTS) else "hmc"
+    else:
+        kernel_object = None
+        kernel = _choice(raw, "kernel", "nuts", KERNELS)
     for name in ("num_steps", "trajectory_length"):
-        if kernel == "nuts" and raw.get(name) is not None:
+        if kernel_object is None and kernel == "nuts" and raw.get(name) is not None:
             raise ConfigError(
                 f"{_field(name)} applies to kernel 'hmc' only; NUTS chooses its own path "
                 "length (set backend_options.kernel = 'hmc' to use it)",
@@ -123,4 +135,5 @@ def parse_options(raw: dict[str, Any] | None) -> McmcOptions:
         resume=_choice(raw, "resume", "auto", ("auto", "never", "force")),
         steps_per_call=int(_int(raw, "steps_per_call", 100, 1) or 100),
         compilation_cache=raw.get("compilation_cache"),
+        kernel_object=kernel_object,
     )

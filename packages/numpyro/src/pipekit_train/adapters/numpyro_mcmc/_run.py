@@ -61,21 +61,34 @@ def _fingerprint(loop: Any, task: Any, options: McmcOptions, state: Any, x: Any,
             "num_warmup": task.num_warmup,
             "num_samples": task.num_samples,
             "num_chains": task.num_chains,
-            "sampler": {
-                "kernel": options.kernel,
-                "chain_method": options.chain_method,
-                "dense_mass": options.dense_mass,
-                "target_accept": options.target_accept,
-                "max_tree_depth": options.max_tree_depth,
-                "num_steps": options.num_steps,
-                "trajectory_length": options.trajectory_length,
-                "regularize_mass_matrix": options.regularize_mass_matrix,
-                "init_strategy": options.init_strategy,
-                "init_values": options.init_values,
-                "x64": options.x64,
-            },
+            "sampler": _sampler_record(options),
         },
     )
+
+
+def _sampler_record(options: McmcOptions) -> dict[str, Any]:
+    """The sampler's settings for the resume guard: the options, or a user kernel's own."""
+    if options.kernel_object is not None:
+        from ._user_kernel import kernel_settings
+
+        return {
+            "user_kernel": kernel_settings(options.kernel_object),
+            "chain_method": options.chain_method,
+            "x64": options.x64,
+        }
+    return {
+        "kernel": options.kernel,
+        "chain_method": options.chain_method,
+        "dense_mass": options.dense_mass,
+        "target_accept": options.target_accept,
+        "max_tree_depth": options.max_tree_depth,
+        "num_steps": options.num_steps,
+        "trajectory_length": options.trajectory_length,
+        "regularize_mass_matrix": options.regularize_mass_matrix,
+        "init_strategy": options.init_strategy,
+        "init_values": options.init_values,
+        "x64": options.x64,
+    }
 
 
 def run(loop: Any) -> tuple[NumpyroPredictiveOp | None, dict[str, Any]]:
@@ -119,6 +132,10 @@ def _run(
     x = np.asarray(x, dtype=dtype) if np.asarray(x).dtype.kind == "f" else np.asarray(x)
     y = np.asarray(y, dtype=dtype) if np.asarray(y).dtype.kind == "f" else np.asarray(y)
     check_task_on_data(task, x, y)
+    if options.kernel_object is not None:
+        from ._user_kernel import check_user_kernel
+
+        check_user_kernel(options.kernel_object, task, options, dict(loop.backend_options))
 
     kernel = make_kernel(task.model, options)
     chain = ChainStep(kernel, task, jnp.asarray(x), jnp.asarray(y), options.chain_method)
@@ -161,6 +178,7 @@ def _run(
         "devices": [str(d) for d in jax.devices()],
         "x64": bool(options.x64),
         "kernel": options.kernel,
+        "user_kernel": options.kernel_object is not None,
         "num_warmup": task.num_warmup,
         "num_samples": task.num_samples,
         "num_chains": task.num_chains,

@@ -16,6 +16,8 @@ _KNOWN = {
     "resume": "'auto' (default), 'never' or 'force'",
     "x64": "compute in float64 (bool, default False)",
     "compilation_cache": "JAX persistent compilation cache folder, or None/'off'",
+    "optimizer_id": "a name for your own optax object in optimizer_config, recorded by the "
+    "resume guard (str, default None)",
 }
 
 
@@ -27,6 +29,7 @@ class SviOptions:
     resume: str = "auto"
     x64: bool = False
     compilation_cache: Any = None
+    optimizer_id: str | None = None
 
 
 def parse_options(options: dict[str, Any] | None) -> SviOptions:
@@ -58,5 +61,12 @@ def parse_options(options: dict[str, Any] | None) -> SviOptions:
         raise ConfigError(
             f"backend_options.resume must be 'auto', 'never' or 'force', got {out.resume!r}",
             field="backend_options.resume",
+        )
+    value = out.optimizer_id
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise ConfigError(
+            f"backend_options.optimizer_id must be a non-empty string naming your optax "
+            f"object, got {value!r}",
+            field="backend_options.optimizer_id",
         )
     return out

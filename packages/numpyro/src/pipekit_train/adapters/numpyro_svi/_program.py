@@ -2,7 +2,9 @@
 
 Chunking, ``lax.scan``, checkpointing and resume are core's; the step ignores the
 driver's per-step key because NumPyro's own stream lives in ``SVIState.rng_key``.
-Evaluation is the ELBO of the full model on ``val_dataset``.
+Evaluation is the ELBO of the full model on ``val_dataset``. The live learning
+rate is logged as ``lr`` when the optimiser holds it (``inject_hyperparams``: every
+dict ``optimizer_config``, and a user's own optax object built that way).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 import jax
 
+from pipekit_train.jax.optim import current_learning_rate
 from pipekit_train.jax.program import Program, build_program
 
 __all__ = ["build_svi_program"]
@@ -29,7 +32,11 @@ def build_svi_program(
 
     def step(carry: Any, batch: Any, key: jax.Array) -> tuple[Any, dict[str, jax.Array]]:
         new, loss = svi.update(carry, batch["x"], batch["y"])
-        return new, {"loss": loss, "elbo": -loss}
+        metrics = {"loss": loss, "elbo": -loss}
+        lr = current_learning_rate(carry.optim_state)  # an inject_hyperparams optimiser's rate
+        if lr is not None:
+            metrics["lr"] = lr
+        return new, metrics
 
     evaluate = None
     if val is not None and val_elbo is not None:

@@ -70,6 +70,7 @@ def _run(
     from numpyro.infer import SVI, Predictive, Trace_ELBO
     from numpyro.optim import optax_to_numpyro
 
+    from pipekit_train.jax._own_optax import own_optimizer
     from pipekit_train.jax.data import BatchIterator, BatchSource
     from pipekit_train.jax.optim import resolve_optimizer
     from pipekit_train.jax.structure import tree_structure_digest
@@ -111,6 +112,9 @@ def _run(
             field="task.guide",
         ) from exc
 
+    # The user's own optax object (issue 20): used as given, identity derived for the guard.
+    own = own_optimizer(loop, svi.get_params(state), optimizer_id=options.optimizer_id)
+
     def val_elbo(carry: Any, xv: Any, yv: Any) -> Any:
         return loss.loss(eval_key, svi.get_params(carry), task.model, guide, xv, yv)
 
@@ -127,6 +131,7 @@ def _run(
             "num_particles": getattr(loss, "num_particles", 1),
             "x64": options.x64,
         },
+        optimizer_identity=own.identity if own is not None else None,
     )
     from pipekit_train.jax.checkpoint import checkpointer_for
 
@@ -192,4 +197,6 @@ def _run(
         "eval_metrics": dict(result.eval_metrics),
         "steps_per_call": options.steps_per_call,
     }
+    if own is not None:
+        info["optimizer"] = own.info()
     return op, info

@@ -1,0 +1,285 @@
+"""Streaming training data: a ``grain.IterDataset``, or a zero-argument iterator factory.
+
+Issue 20: a user's own stream is read as it is. Both forms yield **single
+examples** (``{"x": …, "y": …}`` dicts or ``(x, y)`` tuples); pipekit stacks
+``batch_size`` of them into each batch, as it does for map-style data. A Grain
+pipeline already batched by ``.batch(n)`` is refused by name (pass it unbatched
+and set ``batch_size=n``): pipekit cannot tell a batch from an example otherwise.
+
+Resume:
+
+- ``grain.IterDataset``: the checkpoint's ``meta["data"]`` holds Grain's own
+  iterator state (``DatasetIterator.get_state()``), captured with the step's state
+  in the same commit; a resume restores it with ``set_state``. Bit-exact for any
+  pipeline whose state Grain checkpoints (shuffle, repeat, map, filter …).
+- an iterator factory (``dataset=lambda: iter(...)``): its iterator has no state
+  pipekit can save, so a resume **replays**: it calls the factory again and skips
+  the batches already consumed (a cost linear in them). That is honest only for a
+  deterministic factory, so the checkpoint also records a CRC-32 of the last
+  batch consumed, and the replay compares it: a factory that yields other data on
+  the second call is a ``CheckpointError``, not a silent change of data.
+
+A stream that runs out before ``max_steps`` is a ``DataError`` naming the step
+(repeat it, e.g. ``ds.repeat()``, or lower ``max_steps``). A plain iterator or
+generator (single use: it cannot be replayed) is a ``DataError`` saying to pass a
+factory or a ``grain.IterDataset``.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from pipekit_train.errors import CheckpointError, DataError
+
+__all__ = ["Stream", "StreamIterator", "as_stream", "prebatched_grain"]
+
+GRAIN = "grain.IterDataset"
+FACTORY = "iterator factory"
+
+
+def _grain_types() -> tuple[type, type] | None:
+    try:
+        import grain
+    except ImportError:  # pragma: no cover - grain is part of core's [jax] extra
+        return None
+    return grain.IterDataset, grain.MapDataset
+
+
+def _pipeline(ds: Any) -> list[Any]:
+    """``ds`` and every Grain dataset it is built from (depth first, parents after)."""
+    out, todo = [], [ds]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        todo.extend(getattr(node, "parents", ()) or ())
+    return out
+
+
+def prebatched_grain(ds: Any) -> int | None:
+    """The batch size of a ``.batch(n)`` anywhere in a Grain pipeline, or ``None``."""
+    for node in _pipeline(ds):
+        if type(node).__name__ in ("BatchMapDataset", "BatchIterDataset"):
+            return int(getattr(node, "_batch_size", 0)) or -1
+    return None
+
+
+def refuse_prebatched(ds: Any, field: str) -> None:
+    """``DataError`` for a Grain dataset already batched by ``.batch(n)`` (others pass)."""
+    types = _grain_types()
+    if types is None or not isinstance(ds, types):
+        return
+    n = prebatched_grain(ds)
+    if n is None:
+        return
+    size = f"({n})" if n > 0 else "(n)"
+    raise DataError(
+        f"{field} is a {type(ds).__name__} already batched by .batch{size}: pipekit batches "
+        f"the examples itself, by TrainingLoop.batch_size, so each of its elements would be "
+        f"read as one example. Pass the dataset before .batch{size} and set "
+        f"batch_size={n if n > 0 else 'n'}."
+    )
+
+
+class Stream:
+    """A user's stream and how it is opened again: ``kind`` is ``GRAIN`` or ``FACTORY``."""
+
+    def __init__(self, obj: Any, kind: str, field: str) -> None:
+        self.obj, self.kind, self.field = obj, kind, field
+
+    def open(self) -> Iterator[Any]:
+        """A fresh iterator from the start of the stream."""
+        it = iter(self.obj) if self.kind == GRAIN else self.obj()
+        if self.kind == FACTORY and not hasattr(it, "__next__"):
+            raise DataError(
+                f"{self.field} is a function, so it must return an iterator when called "
+                f"with no arguments; it returned a {type(it).__name__}. Return iter(...) or "
+                "a generator."
+            )
+        return it
+
+    def describe(self) -> dict[str, Any]:
+        """The resume guard's record: the kind and (Grain) the pipeline's class chain."""
+        if self.kind == GRAIN:
+            chain = [type(node).__name__ for node in _pipeline(self.obj)]
+            return {"kind": GRAIN, "pipeline": chain}
+        name = getattr(self.obj, "__qualname__", type(self.obj).__name__)
+        return {"kind": FACTORY, "factory": f"{getattr(self.obj, '__module__', '?')}.{name}"}
+
+
+def as_stream(dataset: Any, field: str) -> Stream | None:
+    """``dataset`` as a :class:`Stream`, or ``None`` for map-style data (dict, tuple, indexable).
+
+    Raises :class:`DataError` for a single-use iterator or generator, and for a
+    Grain pipeline that is already batched.
+    """
+    types = _grain_types()
+    if types is not None and isinstance(dataset, types[0]):
+        refuse_prebatched(dataset, field)
+        return Stream(dataset, GRAIN, field)
+    if isinstance(dataset, (Mapping, tuple, list, np.ndarray, str, bytes)):
+        return None
+    if hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__"):
+        return None
+    if hasattr(dataset, "__next__"):
+        raise DataError(
+            f"{field} is a {type(dataset).__name__}, a single-use iterator: a resume could "
+            "not read it again. Pass a zero-argument function that returns it "
+            "(dataset=lambda: make_iterator()), or a grain.IterDataset."
+        )
+    if callable(dataset):
+        return Stream(dataset, FACTORY, field)
+    return None
+
+
+def _crc(batch: Mapping[str, np.ndarray]) -> int:
+    crc = 0
+    for key in sorted(batch):
+        crc = zlib.crc32(np.ascontiguousarray(batch[key]).tobytes(), crc)
+    return crc
+
+
+class StreamIterator:
+    """The driver's batch stream over a :class:`Stream` (``next_chunk``, ``get_state``, …).
+
+    ``position`` counts batches consumed. ``prefetch`` does nothing: reading ahead
+    would move Grain's iterator state past what the checkpoint has consumed.
+    """
+
+    def __init__(self, stream: Stream, batch_size: int) -> None:
+        self.stream = stream
+        self.batch_size = int(batch_size)
+        self.position = 0
+        self._it: Iterator[Any] | None = None
+        self._last: dict[str, np.ndarray] | None = None
+        self._keys: tuple[str, ...] | None = None
+
+    # ------------------------------------------------------------------ reading
+    def _iterator(self) -> Iterator[Any]:
+        if self._it is None:
+            self._it = self.stream.open()
+        return self._it
+
+    def _example(self, record: Any, index: int) -> dict[str, Any]:
+        if isinstance(record, Mapping):
+            if "x" not in record:
+                raise DataError(
+                    f"{self.stream.field}: example {index} has keys {sorted(record)} but no "
+                    "'x'; yield dicts with keys 'x' and 'y', or (x, y) tuples."
+                )
+            example = dict(record)
+        elif isinstance(record, (tuple, list)) and len(record) == 2:
+            example = {"x": record[0], "y": record[1]}
+        else:
+            raise DataError(
+                f"{self.stream.field}: example {index} is a {type(record).__name__}; a stream "
+                "must yield single examples, dicts with keys 'x' and 'y' or (x, y) tuples."
+            )
+        keys = tuple(example)
+        if self._keys is None:
+            self._keys = keys
+        elif set(keys) != set(self._keys):
+            raise DataError(
+                f"{self.stream.field}: examples have inconsistent keys: {list(self._keys)} "
+                f"then {list(keys)} at example {index}."
+            )
+        return example
+
+    def _read(self, it: Iterator[Any], batch_index: int) -> dict[str, np.ndarray]:
+        rows: list[dict[str, Any]] = []
+        for i in range(self.batch_size):
+            try:
+                record = next(it)
+            except StopIteration:
+                raise DataError(
+                    f"{self.stream.field} ran out after {batch_index} batches of "
+                    f"{self.batch_size} (+{i} examples), at step {batch_index + 1} of the run: "
+                    "repeat it (grain: ds.repeat()) or lower max_steps."
+                ) from None
+            rows.append(self._example(record, batch_index * self.batch_size + i))
+        assert self._keys is not None
+        try:
+            return {k: np.stack([np.asarray(r[k]) for r in rows]) for k in self._keys}
+        except ValueError as exc:
+            raise DataError(
+                f"{self.stream.field}: examples have inconsistent shapes and cannot be "
+                f"batched: {exc}"
+            ) from None
+
+    def first_batch(self) -> dict[str, np.ndarray]:
+        """The stream's first batch, from a separate iterator (for the checks before compiling)."""
+        return self._read(self.stream.open(), 0)
+
+    def next_batch(self) -> dict[str, np.ndarray]:
+        batch = self._read(self._iterator(), self.position)
+        self.position += 1
+        self._last = batch
+        return batch
+
+    def prefetch(self, k: int, place: Callable[[Any], Any] | None = None) -> None:
+        """Nothing: a stream's state must stay at the batches consumed."""
+
+    def next_chunk(self, k: int) -> dict[str, np.ndarray]:
+        batches = [self.next_batch() for _ in range(k)]
+        return {key: np.stack([b[key] for b in batches]) for key in batches[0]}
+
+    def __iter__(self) -> Iterator[dict[str, np.ndarray]]:
+        return self
+
+    def __next__(self) -> dict[str, np.ndarray]:
+        return self.next_batch()
+
+    # ------------------------------------------------------------------ state
+    def get_state(self) -> dict[str, Any]:
+        """Batches consumed, the stream's kind, and Grain's iterator state or the replay check."""
+        state: dict[str, Any] = {"position": self.position, "source": self.stream.kind}
+        if self.stream.kind == GRAIN:
+            grain_state = self._iterator().get_state()  # type: ignore[attr-defined]
+            try:
+                state["iterator"] = json.loads(json.dumps(grain_state))
+            except (TypeError, ValueError) as exc:
+                raise CheckpointError(
+                    f"{self.stream.field}: Grain's iterator state cannot be written to the "
+                    f"checkpoint's JSON metadata ({type(exc).__name__}: {exc})."
+                ) from None
+        else:
+            state["last_batch_crc32"] = _crc(self._last) if self._last is not None else None
+        return state
+
+    def set_state(self, state: Mapping[str, Any]) -> None:
+        """Continue after the batches counted in ``state`` (restore Grain's state, or replay)."""
+        if not isinstance(state, Mapping) or state.get("source") != self.stream.kind:
+            saved = dict(state) if isinstance(state, Mapping) else state
+            raise CheckpointError(
+                f"The checkpointed data state {saved!r} does not belong to a "
+                f"{self.stream.kind} ({self.stream.field} changed form "
+                "since the checkpoint was written)."
+            )
+        position = int(state["position"])
+        if self.stream.kind == GRAIN:
+            it = self.stream.open()
+            it.set_state(state["iterator"])  # type: ignore[attr-defined]
+            self._it, self.position = it, position
+            return
+        it = self.stream.open()
+        last = None
+        for index in range(position):
+            last = self._read(it, index)
+        if position and (last is None or _crc(last) != state.get("last_batch_crc32")):
+            raise CheckpointError(
+                f"{self.stream.field} is an iterator factory, so the resume replays it and "
+                f"skips the {position} batches already trained on; the batch it replays as "
+                f"batch {position} differs from the one the checkpoint recorded, so the factory "
+                "is not deterministic and resuming would train on other data. Make it "
+                "deterministic (fixed seeds), pass a grain.IterDataset (whose state is "
+                'checkpointed), or start fresh with backend_options={"resume": "never"}.'
+            )
+        self._it, self.position, self._last = it, position, last
+
+    def close(self) -> None:
+        """Drop the live iterator."""
+        self._it = None
