@@ -10,7 +10,7 @@ import torch
 from ._data import Arrays, eval_batches
 from ._losses import LossFn, accuracy
 
-__all__ = ["make_evaluate"]
+__all__ = ["make_evaluate", "make_validation"]
 
 
 def make_evaluate(
@@ -54,5 +54,53 @@ def make_evaluate(
         finally:
             net.train(was_training)
         return {k: v / rows for k, v in totals.items()}
+
+    return evaluate
+
+
+def _val_name(name: str) -> str:
+    """``val_loss`` / ``val/loss`` / ``loss`` → ``loss`` (the bridge writes ``val_<name>``)."""
+    for prefix in ("val_", "val/", "validation_", "validation/"):
+        if name.startswith(prefix) and len(name) > len(prefix):
+            return name[len(prefix) :]
+    return name
+
+
+def make_validation(
+    val: Arrays, batch_size: int, module: Any, recorder: Any
+) -> Callable[[torch.nn.Module], dict[str, float]]:
+    """``evaluate(net)`` running the user module's own ``validation_step`` on every batch.
+
+    What the step passes to ``self.log`` / ``self.log_dict`` is the result: the mean over
+    all rows, each batch weighted by its ``batch_size`` (the one given to ``log``, else its
+    rows) — Lightning's epoch-level reduction. ``val_x``, ``val/x`` and ``x`` all become
+    ``val_x`` in the writers.
+    """
+
+    def evaluate(net: torch.nn.Module) -> dict[str, float]:
+        device = next(iter(net.parameters())).device
+        was_training = net.training
+        totals: dict[str, float] = {}
+        weights: dict[str, float] = {}
+        rows = 0
+
+        def sink(name: str, value: Any, size: int | None) -> None:
+            weight = float(size if size is not None else rows)
+            key = _val_name(name)
+            totals[key] = totals.get(key, 0.0) + float(torch.as_tensor(value).float()) * weight
+            weights[key] = weights.get(key, 0.0) + weight
+
+        net.eval()
+        recorder.sink = sink
+        try:
+            with torch.no_grad():
+                for i, batch in enumerate(eval_batches(val, batch_size)):
+                    batch = {k: v.to(device) for k, v in batch.items()}
+                    rows = int(next(iter(batch.values())).shape[0])
+                    module.validation_step(batch, i)
+        finally:
+            recorder.sink = None
+            net.train(was_training)
+        return {k: totals[k] / weights[k] for k in totals if weights[k]}
 
     return evaluate

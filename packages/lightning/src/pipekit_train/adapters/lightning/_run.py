@@ -5,11 +5,16 @@ naming the field): backend options against the Trainer's signature, the
 optimiser against ``torch.optim``, the model type, the loss, the datasets (the
 model and loss run on one batch under ``torch.no_grad()``), and the checkpoint
 folder with its resume guard.
+
+A user ``LightningModule`` (``task=``, or given as ``model_op``) keeps its own
+``training_step``, ``configure_optimizers`` and ``validation_step``; ``_own`` refuses the
+loop fields that would contradict them.
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 import torch
@@ -26,13 +31,14 @@ from ._checkpoint import CheckpointStore, Saved
 from ._data import Arrays, StepBatches, eval_batches, normalize_dataset
 from ._datamodule import StepDataModule
 from ._ema import WeightEMA
-from ._evaluate import make_evaluate
+from ._evaluate import make_evaluate, make_validation
 from ._features import apply_loop_features
 from ._losses import resolve_loss
 from ._module import SupervisedModule, attach_optimizer, resolve_task
 from ._ops import TorchModelOp, module_structure_digest
 from ._optim import check_optimizer, parse_spec
 from ._options import Options, parse_options
+from ._own import LogRecorder, check_own_loss, overrides, uses_own_optimizer
 from ._versions import library_versions, pipekit_versions
 
 __all__ = ["run", "fingerprint"]
@@ -52,6 +58,51 @@ def _unwrap_model(model_op: Any) -> tuple[TorchModelOp | None, torch.nn.Module]:
         f"{type(model_op).__name__}. (Or give task= a LightningModule.)",
         field="model_op",
     )
+
+
+def _resolve_module(
+    loop: Any,
+) -> tuple[TorchModelOp | None, torch.nn.Module, pl.LightningModule, Any, str]:
+    """(op, the trained nn.Module, the LightningModule fit gets, loss_fn or None, its field).
+
+    ``loss_fn`` is None when the user's module computes the loss in its own
+    ``training_step`` (``task=``, or a ``LightningModule`` overriding it as ``model_op``).
+    """
+    if loop.task is not None:
+        module = resolve_task(loop.task)
+        if overrides(module, "training_step"):
+            check_own_loss(loop, module, "task")
+        return None, module, module, None, "task"
+    op, net = _unwrap_model(loop.model_op)
+    if overrides(net, "training_step"):
+        assert isinstance(net, pl.LightningModule)
+        check_own_loss(loop, net, "model_op")
+        return op, net, net, None, "model_op"
+    if loop.loss is None:
+        raise ConfigError(
+            f"TrainingLoop.model_op is a {type(net).__name__} without a training_step of its "
+            "own, so the loop needs loss= (a name such as 'cross_entropy' or a callable); or "
+            "give a LightningModule that defines training_step (as model_op or task=)",
+            field="loss",
+        )
+    loss_fn = resolve_loss(loop.loss)
+    module = SupervisedModule(net, loss_fn)
+    if overrides(net, "configure_optimizers"):  # a LightningModule trained on loss=
+        module.configure_optimizers = net.configure_optimizers  # type: ignore[method-assign]
+    return op, net, module, loss_fn, "model_op"
+
+
+def _quiet_step(module: pl.LightningModule, recorder: LogRecorder) -> Any:
+    """The module's ``training_step`` as the validation loss, its ``self.log`` calls dropped."""
+
+    def step(batch: dict[str, torch.Tensor]) -> Any:
+        recorder.sink = lambda name, value, size: None
+        try:
+            return module.training_step(batch, 0)
+        finally:
+            recorder.sink = None
+
+    return step
 
 
 def _describe(batch: dict[str, torch.Tensor]) -> str:
@@ -182,16 +233,10 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
             field="batch_size",
         )
 
-    op: TorchModelOp | None = None
-    loss_fn = None
-    if loop.task is not None:
-        pl_module = resolve_task(loop.task)
-        net: torch.nn.Module = pl_module
-    else:
-        op, net = _unwrap_model(loop.model_op)
-        loss_fn = resolve_loss(loop.loss)
-        pl_module = SupervisedModule(net, loss_fn)
-    schedule = attach_optimizer(pl_module, spec)
+    op, net, pl_module, loss_fn, field = _resolve_module(loop)
+    own_optimizer = uses_own_optimizer(loop, net, field)
+    schedule = None if own_optimizer else attach_optimizer(pl_module, spec)
+    recorder = LogRecorder(pl_module) if loss_fn is None else None
 
     train = normalize_dataset(loop.dataset, "TrainingLoop.dataset")
     n = int(next(iter(train.values())).shape[0])
@@ -206,10 +251,12 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
                 net, loss_fn, next(eval_batches(val, loop.batch_size)), "TrainingLoop.val_dataset"
             )
     evaluate = None
-    if val is not None:
+    if val is not None and recorder is not None and overrides(pl_module, "validation_step"):
+        evaluate = make_validation(val, loop.batch_size, pl_module, recorder)
+    elif val is not None:
         step_fn = None
-        if loss_fn is None:
-            step_fn = lambda batch: pl_module.training_step(batch, 0)  # noqa: E731
+        if recorder is not None:
+            step_fn = _quiet_step(pl_module, recorder)
         evaluate = make_evaluate(val, loop.batch_size, loop.loss, loss_fn, step_fn)
 
     fp = fingerprint(loop, net, n, accumulate)
@@ -244,6 +291,9 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
         lr_at=lr_at,
         accumulate=accumulate,
         ema=ema,
+        recorder=recorder,
+        read_lr=own_optimizer,
+        steps_per_epoch=n // (loop.batch_size * accumulate),
     )
     state = bridge.state
     interrupted: str | None = None
@@ -265,8 +315,13 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
         owns_process_group = not _process_group_initialized()
         with StopSignals() as signals:
             bridge.signals = signals
+            if recorder is not None:
+                recorder.install()
             try:
-                trainer.fit(pl_module, datamodule=datamodule)
+                with warnings.catch_warnings():
+                    if evaluate is not None:  # pipekit runs the evaluation, not Lightning
+                        warnings.filterwarnings("ignore", message=r".*no `val_dataloader`")
+                    trainer.fit(pl_module, datamodule=datamodule)
             except SIGTERMException:
                 # Lightning's own SIGTERM handler ends fit after the batch; the bridge has
                 # already checkpointed and asked to stop, which is the normal end here.
@@ -277,6 +332,9 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
                 if bridge.runner is not None:
                     bridge.runner.close(exc, state)
                 raise
+            finally:
+                if recorder is not None:
+                    recorder.remove()
             interrupted = signals.received
         bridge.finish_timing()
         state.step = start + trainer.global_step
