@@ -24,9 +24,7 @@ def test_loss_beside_its_own_training_step(no_fit, as_field: str) -> None:
 
 def test_explicit_optimizer_config_beside_configure_optimizers(no_fit) -> None:
     with pytest.raises(ConfigError, match=r"optimizer_config=.*OwnModule.configure_optimizers"):
-        loop(
-            model_op=OwnModule(), loss=None, optimizer_config={"name": "adam", "lr": 3e-3}
-        ).run()
+        loop(model_op=OwnModule(), loss=None, optimizer_config={"name": "adam", "lr": 3e-3}).run()
 
 
 class NoSteps(pl.LightningModule):
