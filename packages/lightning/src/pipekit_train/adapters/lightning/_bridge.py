@@ -237,9 +237,10 @@ class Bridge(pl.Callback):
                             field="task.configure_optimizers",
                         )
                     continue
-                config.scheduler.step(value)  # type: ignore[call-arg]
+                scheduler: Any = config.scheduler
+                scheduler.step(value)
             else:
-                config.scheduler.step()
+                config.scheduler.step()  # type: ignore[call-arg]
 
     def _logged_window(self) -> dict[str, list[float]]:
         """The module's logged names, one value per step (the last value carried forward)."""

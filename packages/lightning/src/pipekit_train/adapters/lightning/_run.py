@@ -88,7 +88,8 @@ def _resolve_module(
     loss_fn = resolve_loss(loop.loss)
     module = SupervisedModule(net, loss_fn)
     if overrides(net, "configure_optimizers"):  # a LightningModule trained on loss=
-        module.configure_optimizers = net.configure_optimizers  # type: ignore[method-assign]
+        own: Any = net
+        module.configure_optimizers = own.configure_optimizers  # type: ignore[method-assign]
     return op, net, module, loss_fn, "model_op"
 
 
