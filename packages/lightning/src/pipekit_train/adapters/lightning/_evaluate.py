@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import torch
@@ -10,7 +10,7 @@ import torch
 from ._data import Arrays, eval_batches
 from ._losses import LossFn, accuracy
 
-__all__ = ["make_evaluate", "make_validation"]
+__all__ = ["array_batches", "loader_batches", "make_evaluate", "make_validation"]
 
 
 def make_evaluate(
@@ -66,16 +66,43 @@ def _val_name(name: str) -> str:
     return name
 
 
+def array_batches(val: Arrays, batch_size: int) -> Callable[[], Iterable[tuple[Any, int]]]:
+    """``val``'s batches in order, each with its row count."""
+
+    def batches() -> Iterator[tuple[Any, int]]:
+        for batch in eval_batches(val, batch_size):
+            yield batch, int(next(iter(batch.values())).shape[0])
+
+    return batches
+
+
+def loader_batches(loader: Any) -> Callable[[], Iterable[tuple[Any, int]]]:
+    """A validation ``DataLoader``'s batches (its own order: a mean needs none), with sizes."""
+    from lightning.pytorch.utilities.data import extract_batch_size
+
+    def batches() -> Iterator[tuple[Any, int]]:
+        for batch in loader:
+            yield batch, int(extract_batch_size(batch))
+
+    return batches
+
+
 def make_validation(
-    val: Arrays, batch_size: int, module: Any, recorder: Any
+    batches: Callable[[], Iterable[tuple[Any, int]]],
+    module: Any,
+    recorder: Any,
+    *,
+    own_step: bool = True,
 ) -> Callable[[torch.nn.Module], dict[str, float]]:
     """``evaluate(net)`` running the user module's own ``validation_step`` on every batch.
 
     What the step passes to ``self.log`` / ``self.log_dict`` is the result: the mean over
     all rows, each batch weighted by its ``batch_size`` (the one given to ``log``, else its
     rows) — Lightning's epoch-level reduction. ``val_x``, ``val/x`` and ``x`` all become
-    ``val_x`` in the writers.
+    ``val_x`` in the writers. Without a ``validation_step`` (``own_step=False``) the loss
+    its ``training_step`` returns is ``loss`` and what it logs is dropped.
     """
+    from lightning.fabric.utilities.apply_func import move_data_to_device
 
     def evaluate(net: torch.nn.Module) -> dict[str, float]:
         device = next(iter(net.parameters())).device
@@ -84,20 +111,26 @@ def make_validation(
         weights: dict[str, float] = {}
         rows = 0
 
-        def sink(name: str, value: Any, size: int | None) -> None:
+        def add(name: str, value: Any, size: int | None) -> None:
             weight = float(size if size is not None else rows)
-            key = _val_name(name)
-            totals[key] = totals.get(key, 0.0) + float(torch.as_tensor(value).float()) * weight
-            weights[key] = weights.get(key, 0.0) + weight
+            totals[name] = totals.get(name, 0.0) + float(torch.as_tensor(value).float()) * weight
+            weights[name] = weights.get(name, 0.0) + weight
+
+        def sink(name: str, value: Any, size: int | None) -> None:
+            if own_step:
+                add(_val_name(name), value, size)
 
         net.eval()
         recorder.sink = sink
         try:
             with torch.no_grad():
-                for i, batch in enumerate(eval_batches(val, batch_size)):
-                    batch = {k: v.to(device) for k, v in batch.items()}
-                    rows = int(next(iter(batch.values())).shape[0])
-                    module.validation_step(batch, i)
+                for i, (batch, rows) in enumerate(batches()):
+                    batch = move_data_to_device(batch, device)
+                    if own_step:
+                        module.validation_step(batch, i)
+                    else:
+                        out = module.training_step(batch, i)
+                        add("loss", out["loss"] if isinstance(out, dict) else out, rows)
         finally:
             recorder.sink = None
             net.train(was_training)

@@ -17,6 +17,7 @@ import time
 import warnings
 from typing import Any
 
+import numpy as np
 import torch
 
 import lightning.pytorch as pl
@@ -31,8 +32,9 @@ from ._checkpoint import CheckpointStore, Saved
 from ._data import Arrays, StepBatches, eval_batches, normalize_dataset
 from ._datamodule import StepDataModule
 from ._ema import WeightEMA
-from ._evaluate import make_evaluate, make_validation
+from ._evaluate import array_batches, loader_batches, make_evaluate, make_validation
 from ._features import apply_loop_features
+from ._loaders import Records, from_datamodule, from_loader
 from ._losses import resolve_loss
 from ._module import SupervisedModule, attach_optimizer, resolve_task
 from ._ops import TorchModelOp, module_structure_digest
@@ -93,17 +95,83 @@ def _resolve_module(
     return op, net, module, loss_fn, "model_op"
 
 
-def _quiet_step(module: pl.LightningModule, recorder: LogRecorder) -> Any:
-    """The module's ``training_step`` as the validation loss, its ``self.log`` calls dropped."""
+def _default_collate_only(collate: Any, field: str) -> None:
+    """The loop's own module reads ``{"x", "y"}`` arrays: a custom ``collate_fn`` is not used."""
+    if collate is not torch.utils.data.default_collate:
+        raise DataError(
+            f"{field} is a DataLoader with a custom collate_fn, and model_op + loss= train on "
+            "the records' 'x' and 'y' (or (x, y)) fields, not on its batches; give a "
+            "LightningModule whose training_step takes your batches (task= or model_op), or "
+            "drop collate_fn"
+        )
 
-    def step(batch: dict[str, torch.Tensor]) -> Any:
-        recorder.sink = lambda name, value, size: None
-        try:
-            return module.training_step(batch, 0)
-        finally:
-            recorder.sink = None
 
-    return step
+def _data_and_evaluate(
+    loop: Any,
+    options: Options,
+    net: torch.nn.Module,
+    pl_module: pl.LightningModule,
+    loss_fn: Any,
+    recorder: LogRecorder | None,
+    accumulate: int,
+) -> tuple[Arrays, Records | None, int, Any, int]:
+    """(training arrays, a loader's records or None, n, the evaluation pass, num_workers).
+
+    Arrays, a ``DataLoader`` or a ``LightningDataModule`` (``_loaders``). A loader's records
+    keep its ``collate_fn`` for a user module (its ``training_step`` reads its batches);
+    the loop's own module reads them as ``{"x", "y"}`` arrays. Every misfit is raised here,
+    before ``fit``.
+    """
+    ds, vds = loop.dataset, loop.val_dataset
+    records: Records | None = None
+    if isinstance(ds, pl.LightningDataModule):
+        records, dm_val = from_datamodule(ds, loop.batch_size)
+        if dm_val is not None and vds is not None:
+            raise ConfigError(
+                f"TrainingLoop.val_dataset is set and the LightningDataModule in dataset "
+                f"({type(ds).__name__}) defines val_dataloader; drop one of the two",
+                field="val_dataset",
+            )
+        vds = vds if dm_val is None else dm_val
+    elif isinstance(ds, torch.utils.data.DataLoader):
+        records = from_loader(ds, "TrainingLoop.dataset", loop.batch_size)
+    own_workers = "num_workers" in loop.backend_options
+    workers = options.num_workers if own_workers or records is None else records.num_workers
+    if records is not None and loss_fn is not None:
+        _default_collate_only(records.collate, records.field)
+        train = normalize_dataset(records.dataset, records.field)
+        records = None
+    elif records is not None:
+        train = {"_row": np.arange(len(records))}
+    else:
+        train = normalize_dataset(ds, "TrainingLoop.dataset")
+    n = int(next(iter(train.values())).shape[0])
+    first = StepBatches(train, loop.batch_size, loop.seed, count=1, accumulate=accumulate)[0]
+    val_loader = vds if isinstance(vds, torch.utils.data.DataLoader) else None
+    val: Arrays | None = None
+    if val_loader is not None and loss_fn is not None:
+        _default_collate_only(val_loader.collate_fn, "TrainingLoop.val_dataset")
+        val, val_loader = normalize_dataset(val_loader.dataset, "TrainingLoop.val_dataset"), None
+    elif val_loader is None and vds is not None:
+        val = normalize_dataset(vds, "TrainingLoop.val_dataset")
+    if loss_fn is not None:
+        _check_batch(net, loss_fn, first, "TrainingLoop.dataset")
+        if val is not None:
+            _check_batch(
+                net, loss_fn, next(eval_batches(val, loop.batch_size)), "TrainingLoop.val_dataset"
+            )
+    evaluate = None
+    if recorder is not None and (val is not None or val_loader is not None):
+        batches = (
+            loader_batches(val_loader)
+            if val_loader is not None
+            else array_batches(val, loop.batch_size)  # type: ignore[arg-type]
+        )
+        own_step = overrides(pl_module, "validation_step")
+        evaluate = make_validation(batches, pl_module, recorder, own_step=own_step)
+    elif val is not None:
+        evaluate = make_evaluate(val, loop.batch_size, loop.loss, loss_fn)
+    return train, records, n, evaluate, workers
 
 
 def _describe(batch: dict[str, torch.Tensor]) -> str:
@@ -239,26 +307,9 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
     schedule = None if own_optimizer else attach_optimizer(pl_module, spec)
     recorder = LogRecorder(pl_module) if loss_fn is None else None
 
-    train = normalize_dataset(loop.dataset, "TrainingLoop.dataset")
-    n = int(next(iter(train.values())).shape[0])
-    first = StepBatches(train, loop.batch_size, loop.seed, count=1, accumulate=accumulate)[0]
-    val: Arrays | None = None
-    if loop.val_dataset is not None:
-        val = normalize_dataset(loop.val_dataset, "TrainingLoop.val_dataset")
-    if loss_fn is not None:
-        _check_batch(net, loss_fn, first, "TrainingLoop.dataset")
-        if val is not None:
-            _check_batch(
-                net, loss_fn, next(eval_batches(val, loop.batch_size)), "TrainingLoop.val_dataset"
-            )
-    evaluate = None
-    if val is not None and recorder is not None and overrides(pl_module, "validation_step"):
-        evaluate = make_validation(val, loop.batch_size, pl_module, recorder)
-    elif val is not None:
-        step_fn = None
-        if recorder is not None:
-            step_fn = _quiet_step(pl_module, recorder)
-        evaluate = make_evaluate(val, loop.batch_size, loop.loss, loss_fn, step_fn)
+    train, records, n, evaluate, workers = _data_and_evaluate(
+        loop, options, net, pl_module, loss_fn, recorder, accumulate
+    )
 
     fp = fingerprint(loop, net, n, accumulate)
     store: CheckpointStore | None = None
@@ -310,8 +361,9 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
             loop.seed,
             start=start * accumulate,
             count=(loop.max_steps - start) * accumulate,
-            num_workers=options.num_workers,
+            num_workers=workers,
             accumulate=accumulate,
+            records=records,
         )
         owns_process_group = not _process_group_initialized()
         with StopSignals() as signals:
