@@ -3,7 +3,8 @@ trains with its own ``training_step`` and ``configure_optimizers`` (SGD 0.1 + mo
 ``StepLR``): the logged ``lr`` follows the scheduler, its ``self.log("my_train_loss")`` is in
 the JSONL and ``final_metrics``, and its ``validation_step``'s ``log_dict`` values are
 ``val_*`` at the eval cadence. A scheduler of ``interval="epoch"`` steps at pipekit's data
-epochs (96 rows / 16 = 6 updates)."""
+epochs (96 rows / 16 = 6 updates); a per-epoch ``ReduceLROnPlateau`` monitors a ``val_*``
+metric of the same step, and the checkpoint of that step holds the stepped state."""
 
 from __future__ import annotations
 
@@ -66,3 +67,35 @@ def test_epoch_interval_scheduler_steps_at_each_data_epoch(tmp_path: Path) -> No
     ).run()
     lr = {r["step"]: r["lr"] for r in _rows(path) if "lr" in r}
     assert [lr[s] for s in range(1, 14)] == [0.1] * 6 + [0.05] * 6 + [0.025]
+
+
+class Plateau(OwnModule):
+    """``ReduceLROnPlateau`` per epoch on ``val_my_loss`` (logged by its validation_step)."""
+
+    def configure_optimizers(self):
+        optimizer = torch.optim.SGD(self.parameters(), lr=0.1)
+        plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, patience=0, factor=0.5)
+        self.plateau = plateau
+        return {
+            "optimizer": optimizer,
+            "lr_scheduler": {"scheduler": plateau, "monitor": "val_my_loss"},
+        }
+
+
+def test_reduce_on_plateau_epoch_scheduler_sees_the_val_metric(tmp_path: Path) -> None:
+    module = Plateau()
+    module.validation_step = lambda batch, i: module.log("val_my_loss", torch.tensor(1.0))
+    loop(
+        model_op=module,
+        loss=None,
+        max_steps=18,
+        val_dataset=data(),
+        eval_every_n_steps=6,
+        checkpoint_dir=str(tmp_path / "ckpt"),
+    ).run()
+    # A constant val loss: epoch 1 sets the best, epochs 2 and 3 halve the rate (patience 0).
+    assert module.plateau.optimizer.param_groups[0]["lr"] == pytest.approx(0.025)
+    ckpt = torch.load(tmp_path / "ckpt" / "step-000000018.pt", weights_only=True)
+    # The checkpoint of step 18 (an epoch end) holds the state after that epoch's step.
+    assert ckpt["optimizer"]["param_groups"][0]["lr"] == pytest.approx(0.025)
+    assert ckpt["scheduler"]["best"] == 1.0

@@ -108,6 +108,7 @@ class Bridge(pl.Callback):
         self._lr = float("nan")
         self._rates: list[float] = []
         self._logged: list[dict[str, Any]] = []
+        self._latest: dict[str, Any] = {}
         self._last_logged: dict[str, Any] = {}
         self.max_steps = int(loop.max_steps)
         self.intervals = event_intervals(loop, checkpointing=store is not None)
@@ -202,8 +203,8 @@ class Bridge(pl.Callback):
             self._rates.append(self._lr)
         if self.recorder is not None:
             self._logged.append(self.recorder.take())
-        if self.steps_per_epoch and step % self.steps_per_epoch == 0:
-            self._epoch_schedulers(trainer, step // self.steps_per_epoch)
+            self._latest.update(self._logged[-1])
+        epoch_end = bool(self.steps_per_epoch) and step % self.steps_per_epoch == 0
         if self.ema is not None:  # after the optimiser step, once per update
             self.ema.update(self.net)
         # Lightning hands on each micro-batch's loss divided by accumulate_grad_batches, so
@@ -216,8 +217,12 @@ class Bridge(pl.Callback):
         self._window_steps.append(step)
         signal = self.signals.received if self.signals is not None else None
         if step < self._next_event and (signal is None or self._world > 1):
+            if epoch_end:
+                self._epoch_schedulers(trainer, step // self.steps_per_epoch)
             return
-        self._event(trainer, step, signal)
+        # At an event the epoch's schedulers step after its evaluation (a plateau scheduler
+        # may monitor val_*) and before its checkpoint (which must hold the stepped state).
+        self._event(trainer, step, signal, step // self.steps_per_epoch if epoch_end else None)
 
     def _epoch_schedulers(self, trainer: pl.Trainer, epoch: int) -> None:
         """Step the user's ``interval="epoch"`` schedulers at the end of data epoch ``epoch``."""
@@ -225,7 +230,8 @@ class Bridge(pl.Callback):
             if config.interval != PIPEKIT_EPOCH or epoch % config.frequency:
                 continue
             if config.reduce_on_plateau:
-                value = trainer.callback_metrics.get(str(config.monitor))
+                monitor = str(config.monitor)
+                value = self._latest.get(monitor, trainer.callback_metrics.get(monitor))
                 if value is None:
                     if config.strict:
                         raise ConfigError(
@@ -261,7 +267,9 @@ class Bridge(pl.Callback):
         return out
 
     # --------------------------------------------------------------- events
-    def _event(self, trainer: pl.Trainer, step: int, signal: str | None) -> None:
+    def _event(
+        self, trainer: pl.Trainer, step: int, signal: str | None, epoch_end: int | None = None
+    ) -> None:
         state, runner = self.state, self.runner
         assert runner is not None
         values = torch.stack(self._window).float()
@@ -297,6 +305,8 @@ class Bridge(pl.Callback):
             # An epoch-interval ReduceLROnPlateau may monitor them, as in Lightning.
             trainer.callback_metrics.update({k: torch.tensor(v) for k, v in metrics.items()})
             runner.eval_end(state, metrics)
+        if epoch_end is not None:
+            self._epoch_schedulers(trainer, epoch_end)
         if signal is None and self._world == 1 and self.signals is not None:
             signal = self.signals.received  # e.g. SIGTERM during the callbacks above
         if signal is not None and not state.should_stop:
