@@ -121,7 +121,8 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
             **(dict(loop.task.compile_kwargs) if isinstance(loop.task, KerasTask) else {}),
             **(own.extra if own is not None else {}),
         )
-        mark_compiled_by_pipekit(model)
+        if own is None:  # the loop's compile; a user's compile stays the user's next run too
+            mark_compiled_by_pipekit(model)
         if hasattr(model, "_loss_tracker"):  # per-step loss, not the epoch's running mean
             # Not through Layer.__setattr__: a built subclassed model refuses new tracked
             # state, and Keras reads the tracker by this attribute, not by tracking.
