@@ -54,3 +54,11 @@ class OwnModule(pl.LightningModule):
             "optimizer": optimizer,
             "lr_scheduler": {"scheduler": scheduler, "interval": self.interval},
         }
+
+
+class TupleBatches(OwnModule):
+    """The same module written for a ``TensorDataset`` loader's ``(x, y)`` batches."""
+
+    def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
+        x, y = batch
+        return super().training_step({"x": x, "y": y}, batch_idx)

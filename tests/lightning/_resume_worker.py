@@ -12,7 +12,9 @@ step it ran to OUT_NPZ, plus backend_info as OUT_NPZ + ".json".
 op then holds the average, and the last checkpoint's ``ema`` goes to OUT_NPZ too).
 ``PIPEKIT_TEST_OWN=1`` trains the user's own ``LightningModule`` (``_own_module.OwnModule``:
 its training_step, SGD + momentum and a per-step StepLR; no loss=, default optimizer_config)
-and records the logged ``lr`` of every step too.
+and records the logged ``lr`` of every step too. ``PIPEKIT_TEST_LOADER=1`` (with it) gives the
+data as a shuffled ``torch.utils.data.DataLoader`` over a ``TensorDataset``, whose ``(x, y)``
+batches the module's training_step takes.
 """
 
 from __future__ import annotations
@@ -69,6 +71,14 @@ def main() -> None:
         from _own_module import OwnModule
 
         model: dict = {"model_op": OwnModule(features=64, classes=10, step_size=15)}
+        if os.environ.get("PIPEKIT_TEST_LOADER"):
+            from _own_module import TupleBatches
+
+            model = {"model_op": TupleBatches(features=64, classes=10, step_size=15)}
+            tensors = torch.utils.data.TensorDataset(
+                torch.from_numpy(data["x"]), torch.from_numpy(data["y"])
+            )
+            data = torch.utils.data.DataLoader(tensors, batch_size=64, shuffle=True)
     else:
         model = {
             "model_op": make_model(),
