@@ -79,3 +79,16 @@ def test_explicit_optimizer_config_beside_the_compiled_optimizer_is_config_error
     with pytest.raises(ConfigError, match=r"optimizer_config=.*compile\(\)d with \(SGD\)"):
         _loop(model, optimizer_config={"name": "adam", "lr": 1e-2}).run()
     assert isinstance(model.optimizer, keras.optimizers.SGD)
+
+
+def test_compiled_steps_per_execution_is_kept_and_a_contradiction_refused() -> None:
+    model = mlp()
+    model.compile(
+        optimizer="sgd",
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        steps_per_execution=2,
+    )
+    _, info = _loop(model, log_every_n_steps=2).run()
+    assert info["steps_per_execution"] == 2
+    with pytest.raises(ConfigError, match=r"steps_per_execution=4 and the steps_per_execution=2"):
+        _loop(model, backend_options={"steps_per_execution": 4}).run()

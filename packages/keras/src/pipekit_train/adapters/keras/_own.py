@@ -27,6 +27,7 @@ __all__ = [
     "mark_compiled_by_pipekit",
     "own_compile",
     "own_rates",
+    "own_steps_per_execution",
     "overrides",
 ]
 
@@ -40,6 +41,7 @@ class OwnCompile:
     optimizer: Any
     loss: Any
     extra: dict[str, Any] = field(default_factory=dict)  # loss_weights, metrics, …
+    steps_per_execution: int = 1
 
 
 def overrides(keras: Any, model: Any, name: str) -> bool:
@@ -111,7 +113,22 @@ def own_compile(keras: Any, loop: Any, model: Any) -> OwnCompile | None:
         for k in ("loss_weights", "metrics", "weighted_metrics", "run_eagerly", "jit_compile")
         if config.get(k) is not None
     }
-    return OwnCompile(optimizer=optimizer, loss=loss, extra=extra)
+    spe = config.get("steps_per_execution") or 1
+    return OwnCompile(optimizer=optimizer, loss=loss, extra=extra, steps_per_execution=int(spe))
+
+
+def own_steps_per_execution(loop: Any, own: OwnCompile, options: Any) -> int:
+    """The compile's ``steps_per_execution``, unless ``backend_options`` says another."""
+    if "steps_per_execution" not in loop.backend_options:
+        return own.steps_per_execution
+    if own.steps_per_execution not in (1, options.steps_per_execution):
+        raise ConfigError(
+            f"backend_options.steps_per_execution={options.steps_per_execution} and the "
+            f"steps_per_execution={own.steps_per_execution} model_op was compile()d with "
+            "disagree; drop one of the two",
+            field="backend_options.steps_per_execution",
+        )
+    return int(options.steps_per_execution)
 
 
 def loss_callable(keras: Any, loss: Any) -> Any:

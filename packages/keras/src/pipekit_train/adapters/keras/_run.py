@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from dataclasses import replace
 from importlib import metadata
 from typing import Any
 
@@ -42,6 +43,7 @@ from ._own import (
     overrides,
     own_compile,
     own_rates,
+    own_steps_per_execution,
 )
 from ._state import restore_state, state_template, structure_digest
 
@@ -73,6 +75,9 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
 
     cache = use_compilation_cache(options.compilation_cache)
     model = unwrap_model(keras, loop.model_op)
+    own = own_compile(keras, loop, model)
+    if own is not None:
+        options = replace(options, steps_per_execution=own_steps_per_execution(loop, own, options))
     check_features(loop, model, options.steps_per_execution)
     k = int(loop.accumulate_steps)
     op = loop.model_op if isinstance(loop.model_op, KerasModelOp) else KerasModelOp(model)
@@ -85,7 +90,6 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
     # One record per optimiser update: k micro-batches of batch_size rows (see _data).
     source = BatchSource(train, loop.batch_size * k, loop.seed)
     first = micro_batch(source[0], 0, k)
-    own = own_compile(keras, loop, model)
     loss, loss_fn = _resolve_loss(keras, loop, model, own, first["y"])
     if own is not None:
         optimizer = own.optimizer
