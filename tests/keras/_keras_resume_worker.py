@@ -15,6 +15,8 @@ writes every model and optimiser variable and the loss of every step it ran to
 OUT_NPZ, and prints backend_info as JSON on its last line.
 ``PIPEKIT_TEST_FEATURES=1`` trains with ``accumulate_steps=2`` and ``ema_decay=0.9``
 (the EMA averages are optimiser variables, so they are in OUT_NPZ too).
+``PIPEKIT_TEST_OWN=1`` trains the model the user compile()d (SGD with momentum on an
+ExponentialDecay schedule, its own loss and accuracy metric; no loss=, no optimizer_config).
 """
 
 from __future__ import annotations
@@ -70,17 +72,33 @@ def main() -> None:
     features = (
         {"accumulate_steps": 2, "ema_decay": 0.9} if os.environ.get("PIPEKIT_TEST_FEATURES") else {}
     )
+    training: dict = {
+        "loss": "cross_entropy",
+        "optimizer_config": {
+            "name": "adamw",
+            "lr": {"schedule": "cosine_decay", "init_value": 3e-3},
+        },
+    }
+    if os.environ.get("PIPEKIT_TEST_OWN"):
+        import keras
+
+        rate = keras.optimizers.schedules.ExponentialDecay(0.05, decay_steps=30, decay_rate=0.5)
+        model.compile(
+            optimizer=keras.optimizers.SGD(rate, momentum=0.9),
+            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            metrics=["accuracy"],
+        )
+        training = {}
     loop = TrainingLoop(
         **features,
+        **training,
         model_op=model,
         dataset=digits(600),
         val_dataset=digits(200, offset=1500),
-        loss="cross_entropy",
         batch_size=32,
         max_steps=MAX_STEPS,
         log_every_n_steps=5,
         eval_every_n_steps=40,
-        optimizer_config={"name": "adamw", "lr": {"schedule": "cosine_decay", "init_value": 3e-3}},
         checkpoint_dir=ckpt,
         callbacks=[Checkpoint(every_n_steps=20, keep_last=3), recorder],
         backend="keras",

@@ -10,6 +10,11 @@ end it writes the module's state_dict, the optimiser state and the loss of every
 step it ran to OUT_NPZ, plus backend_info as OUT_NPZ + ".json".
 ``PIPEKIT_TEST_FEATURES=1`` trains with ``accumulate_steps=2`` and ``ema_decay=0.9`` (the
 op then holds the average, and the last checkpoint's ``ema`` goes to OUT_NPZ too).
+``PIPEKIT_TEST_OWN=1`` trains the user's own ``LightningModule`` (``_own_module.OwnModule``:
+its training_step, SGD + momentum and a per-step StepLR; no loss=, default optimizer_config)
+and records the logged ``lr`` of every step too. ``PIPEKIT_TEST_LOADER=1`` (with it) gives the
+data as a shuffled ``torch.utils.data.DataLoader`` over a ``TensorDataset``, whose ``(x, y)``
+batches the module's training_step takes.
 """
 
 from __future__ import annotations
@@ -41,10 +46,13 @@ class Recorder(Callback):
     def __init__(self, kill_at: int, sig: str) -> None:
         self.kill_at, self.sig = kill_at, sig
         self.losses: dict[int, float] = {}
+        self.rates: dict[int, float] = {}
 
     def on_step_end(self, loop, state) -> None:
         for step, loss in zip(state.window_steps, state.window["loss"], strict=True):
             self.losses[step] = float(loss)
+        for step, rate in zip(state.window_steps, state.window["lr"], strict=True):
+            self.rates[step] = float(rate)
         if state.step == self.kill_at:
             os.kill(os.getpid(), getattr(signal, self.sig))
 
@@ -58,15 +66,35 @@ def main() -> None:
     features = (
         {"accumulate_steps": 2, "ema_decay": 0.9} if os.environ.get("PIPEKIT_TEST_FEATURES") else {}
     )
+    if os.environ.get("PIPEKIT_TEST_OWN"):
+        sys.path.insert(0, os.path.dirname(__file__))
+        from _own_module import OwnModule
+
+        model: dict = {"model_op": OwnModule(features=64, classes=10, step_size=15)}
+        if os.environ.get("PIPEKIT_TEST_LOADER"):
+            from _own_module import TupleBatches
+
+            model = {"model_op": TupleBatches(features=64, classes=10, step_size=15)}
+            tensors = torch.utils.data.TensorDataset(
+                torch.from_numpy(data["x"]), torch.from_numpy(data["y"])
+            )
+            data = torch.utils.data.DataLoader(tensors, batch_size=64, shuffle=True)
+    else:
+        model = {
+            "model_op": make_model(),
+            "loss": "cross_entropy",
+            "optimizer_config": {
+                "name": "adamw",
+                "lr": {"schedule": "cosine_decay", "init_value": 1e-2},
+            },
+        }
     loop = TrainingLoop(
         **features,
+        **model,
         backend="lightning",
-        model_op=make_model(),
         dataset=data,
-        loss="cross_entropy",
         batch_size=64,
         max_steps=MAX_STEPS,
-        optimizer_config={"name": "adamw", "lr": {"schedule": "cosine_decay", "init_value": 1e-2}},
         log_every_n_steps=3,
         checkpoint_dir=ckpt_dir,
         callbacks=[Checkpoint(every_n_steps=10, keep_last=2), recorder],
@@ -84,6 +112,7 @@ def main() -> None:
         arrays[f"ema/{name}"] = value.numpy()
     arrays["losses_steps"] = np.array(sorted(recorder.losses))
     arrays["losses"] = np.array([recorder.losses[s] for s in sorted(recorder.losses)])
+    arrays["rates"] = np.array([recorder.rates[s] for s in sorted(recorder.losses)])
     np.savez(out, **arrays)
     keys = ("final_step", "resumed_from_step", "interrupted", "stop_reason", "last_checkpoint_step")
     with open(out + ".json", "w") as f:

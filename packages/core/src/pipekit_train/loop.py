@@ -44,6 +44,25 @@ FEATURE_DEFAULTS: dict[str, Any] = {
 PRECISIONS = ("float32", "bfloat16", "mixed-bfloat16")
 
 
+def _brings_its_own_training(model_op: Any) -> bool:
+    """Whether ``model_op`` may say its own loss, so its backend (not core) decides on ``loss``.
+
+    Duck-typed, without importing a library: a LightningModule (``training_step`` and
+    ``configure_optimizers``) or a Keras model (``train_step`` and ``compile``), bare or
+    inside a backend's op (``.module`` / ``.model``). The backend raises the missing-loss
+    ``ConfigError`` itself when the object turns out to say none (issue 20).
+    """
+    for obj in (model_op, getattr(model_op, "module", None), getattr(model_op, "model", None)):
+        if obj is None:
+            continue
+        kind = type(obj)
+        if hasattr(kind, "training_step") and hasattr(kind, "configure_optimizers"):
+            return True
+        if hasattr(kind, "train_step") and hasattr(kind, "compile"):
+            return True
+    return False
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -155,10 +174,12 @@ class TrainingLoop:
                 "of records, or a grain.MapDataset",
                 field="dataset",
             )
-        if self.loss is None and self.task is None:
+        if self.loss is None and self.task is None and not _brings_its_own_training(self.model_op):
             raise ConfigError(
                 "TrainingLoop needs either loss= (a name such as 'cross_entropy' or a "
-                "callable) or task=",
+                "callable) or task= (a LightningModule with its own training_step, a "
+                "KerasTask, a Bayesian task, ...); a LightningModule or a compile()d Keras "
+                "model may also be given as model_op, and its own loss is used",
                 field="loss",
             )
         if self.loss is not None and not isinstance(self.loss, FactoryRef):

@@ -48,6 +48,8 @@ def check_fits(model: Any, loss_fn: Any, batch: dict[str, Any], field: str) -> N
             f"({_describe(batch)}) failed: {type(exc).__name__}: {exc}. Give x with the "
             "shape and dtype the model's input expects"
         ) from exc
+    if loss_fn is None:  # the model's own train_step / per-output loss: Keras checks it
+        return
     try:
         value = loss_fn(y, pred)
     except PipekitError:

@@ -53,6 +53,7 @@ class KerasModelOp:
         """Read what ``save`` wrote, with Keras' ``safe_mode`` on."""
         keras = import_keras()
         from ._optim import per_update_schedule_class
+        from ._own import mark_compiled_by_pipekit
 
         per_update_schedule_class(keras)  # registered: an op trained with accumulate_steps
         target = _archive(path)
@@ -67,6 +68,9 @@ class KerasModelOp:
                 "get_config, and its module must be imported before load",
                 field="model_op",
             ) from exc
+        # The archive's compile is the one the loop trained it with, not a user's compile():
+        # a next run compiles it from its own loss= / optimizer_config (issue 20, _own).
+        mark_compiled_by_pipekit(model)
         return cls(model)
 
     def __repr__(self) -> str:

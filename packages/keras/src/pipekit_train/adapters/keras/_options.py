@@ -16,6 +16,7 @@ KNOWN_OPTIONS = (
     "async_checkpointing",
     "data_parallel",
     "compilation_cache",
+    "callbacks",
 )
 
 
@@ -33,6 +34,7 @@ class KerasOptions:
     async_checkpointing: bool = True
     data_parallel: bool = False
     compilation_cache: str | None = None
+    callbacks: tuple[Any, ...] = ()
 
 
 def parse_options(options: Mapping[str, Any]) -> KerasOptions:
@@ -68,7 +70,15 @@ def parse_options(options: Mapping[str, Any]) -> KerasOptions:
             f"backend_options.compilation_cache must be a folder path or 'off', got {cache!r}",
             field="backend_options.compilation_cache",
         )
+    callbacks = options.get("callbacks") or ()
+    if not isinstance(callbacks, (list, tuple)):
+        raise ConfigError(
+            f"backend_options.callbacks must be a list of keras.callbacks.Callback, got "
+            f"{type(callbacks).__name__}",
+            field="backend_options.callbacks",
+        )
     return KerasOptions(
+        callbacks=tuple(callbacks),
         compilation_cache=cache,
         steps_per_execution=k,
         resume=resume,

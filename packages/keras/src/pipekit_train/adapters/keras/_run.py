@@ -4,18 +4,22 @@ Order: validate everything (options, model, data on one batch, loss, optimiser,
 cadence) → compile → restore the newest checkpoint (every model and optimiser
 variable, the step) → ``fit`` over a ``PyDataset`` of exactly the remaining steps,
 with the bridge driving pipekit callbacks, evaluation and checkpoints.
+
+A model the user ``compile()``d keeps its optimiser, loss, metrics and loss weights
+(``_own``); a subclassed model's ``train_step`` / ``compute_loss`` run inside ``fit``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
+from dataclasses import replace
 from importlib import metadata
 from typing import Any
 
 from pipekit_train._signals import StopSignals
 from pipekit_train.carry import TrainerCarryState
-from pipekit_train.errors import CheckpointError
+from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax.data import BatchSource, eval_batches, normalize_dataset
 from pipekit_train.loop import non_default_features
@@ -32,6 +36,15 @@ from ._losses import KerasTask, classification_kind
 from ._op import KerasModelOp
 from ._optim import make_rate_of_steps, resolve_keras_optimizer
 from ._options import KerasOptions, parse_options
+from ._own import (
+    OwnCompile,
+    loss_callable,
+    mark_compiled_by_pipekit,
+    overrides,
+    own_compile,
+    own_rates,
+    own_steps_per_execution,
+)
 from ._state import restore_state, state_template, structure_digest
 
 __all__ = ["run", "fingerprint"]
@@ -62,6 +75,9 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
 
     cache = use_compilation_cache(options.compilation_cache)
     model = unwrap_model(keras, loop.model_op)
+    own = own_compile(keras, loop, model)
+    if own is not None:
+        options = replace(options, steps_per_execution=own_steps_per_execution(loop, own, options))
     check_features(loop, model, options.steps_per_execution)
     k = int(loop.accumulate_steps)
     op = loop.model_op if isinstance(loop.model_op, KerasModelOp) else KerasModelOp(model)
@@ -74,14 +90,25 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
     # One record per optimiser update: k micro-batches of batch_size rows (see _data).
     source = BatchSource(train, loop.batch_size * k, loop.seed)
     first = micro_batch(source[0], 0, k)
-    loss, loss_fn = compile_loss(keras, loop, first["y"])
-    optimizer = resolve_keras_optimizer(
-        keras,
-        loop.optimizer_config,
-        loop.max_steps,
-        accumulate_steps=k,
-        ema_decay=loop.ema_decay,
-    )
+    loss, loss_fn = _resolve_loss(keras, loop, model, own, first["y"])
+    if own is not None:
+        optimizer = own.optimizer
+    else:
+        optimizer = resolve_keras_optimizer(
+            keras,
+            loop.optimizer_config,
+            loop.max_steps,
+            accumulate_steps=k,
+            ema_decay=loop.ema_decay,
+        )
+    if val is not None and loss_fn is None:
+        raise ConfigError(
+            "TrainingLoop.val_dataset is evaluated with one loss fn(y_true, y_pred), and "
+            f"model_op ({type(model).__name__}) brings none (its loss is per output, or its "
+            "own train_step computes it); give loss= or compile(loss=...), or drop val_dataset",
+            field="val_dataset",
+        )
+    user_callbacks = _user_callbacks(keras, options.callbacks)
     check_steps_per_execution(loop, options.steps_per_execution)
     check_fits(model, loss_fn, first, "dataset")
     if val is not None:
@@ -96,23 +123,69 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
             loss=loss,
             steps_per_execution=options.steps_per_execution,
             **(dict(loop.task.compile_kwargs) if isinstance(loop.task, KerasTask) else {}),
+            **(own.extra if own is not None else {}),
         )
+        if own is None:  # the loop's compile; a user's compile stays the user's next run too
+            mark_compiled_by_pipekit(model)
         if hasattr(model, "_loss_tracker"):  # per-step loss, not the epoch's running mean
             # Not through Layer.__setattr__: a built subclassed model refuses new tracked
             # state, and Keras reads the tracker by this attribute, not by tracking.
             object.__setattr__(model, "_loss_tracker", make_last_value_metric(keras))
-        optimizer.build(model.trainable_variables)
+        if not optimizer.built:
+            optimizer.build(model.trainable_variables)
         if distribution is not None:
             relayout(optimizer.variables, distribution)
         if loop.ema_decay is not None:
             install_ema(keras, optimizer, loop.ema_decay, k)
-        info = _fit(keras, loop, options, model, source, val, loss_fn)
+        rates = (
+            own_rates(keras, optimizer)
+            if own is not None
+            else make_rate_of_steps(keras, loop.optimizer_config, loop.max_steps)
+        )
+        info = _fit(keras, loop, options, model, source, val, loss_fn, rates, user_callbacks)
     info.update(
         total_seconds=time.perf_counter() - started,
         distribution=type(distribution).__name__ if distribution is not None else None,
     )
     cache.prune()  # only now: a run refused by validation deletes nothing (compile_cache)
     return op, info
+
+
+def _resolve_loss(
+    keras: Any, loop: Any, model: Any, own: OwnCompile | None, first_y: Any
+) -> tuple[Any, Any]:
+    """(what ``compile(loss=…)`` gets, the same as ``fn(y_true, y_pred)`` or None).
+
+    The compiled loss of the user's own compile; else the loop's ``loss`` / ``KerasTask``;
+    else none, for a subclassed model whose own ``train_step`` or ``compute_loss`` computes
+    it; else the missing-loss ``ConfigError``.
+    """
+    if own is not None and own.loss is not None:
+        return own.loss, loss_callable(keras, own.loss)
+    if loop.loss is None and loop.task is None:
+        if overrides(keras, model, "train_step") or overrides(keras, model, "compute_loss"):
+            return None, None
+        raise ConfigError(
+            f"TrainingLoop.model_op ({type(model).__name__}) says no loss: it is not "
+            "compile()d with one and has no train_step or compute_loss of its own; give "
+            "loss= (a name such as 'cross_entropy' or a callable), compile(loss=...) it, or "
+            "task=KerasTask(...)",
+            field="loss",
+        )
+    return compile_loss(keras, loop, first_y)
+
+
+def _user_callbacks(keras: Any, callbacks: Any) -> list[Any]:
+    """``backend_options["callbacks"]``: Keras callbacks that run beside pipekit's."""
+    out = list(callbacks or [])
+    for i, cb in enumerate(out):
+        if not isinstance(cb, keras.callbacks.Callback):
+            raise ConfigError(
+                f"backend_options.callbacks[{i}] is a {type(cb).__name__}, not a "
+                "keras.callbacks.Callback (pipekit callbacks go in TrainingLoop.callbacks)",
+                field=f"backend_options.callbacks[{i}]",
+            )
+    return out
 
 
 def _checkpointer(loop: Any, options: KerasOptions, print_: dict[str, Any]) -> Any:
@@ -156,6 +229,8 @@ def _fit(
     source: BatchSource,
     val: Any,
     loss_fn: Any,
+    rates: Any,
+    user_callbacks: list[Any],
 ) -> dict[str, Any]:
     """Resume, ``fit`` with the bridge, and report (inside the distribution scope)."""
     import jax
@@ -199,8 +274,9 @@ def _fit(
                     signals=signals,
                     start_step=start,
                     data_state=_data_state(source),
-                    rates=make_rate_of_steps(keras, loop.optimizer_config, loop.max_steps),
+                    rates=rates,
                     accumulate=k,
+                    user_callbacks=user_callbacks,
                 )
                 t0 = time.perf_counter()
                 if start < loop.max_steps:

@@ -12,6 +12,15 @@ sees its slice of the global batch) and the stop decision is shared, so every
 rank takes the same path; there a stop signal is honoured at the next
 scheduled event. With ``ema_decay`` the average (``_ema.WeightEMA``) moves after each
 optimiser step, evaluation runs on it, and it is saved in every checkpoint.
+
+With the user's own ``configure_optimizers`` (``read_lr``) the ``lr`` metric is the
+optimiser's ``param_groups[0]["lr"]`` read just before each optimiser step, so it follows
+the user's schedulers; every optimiser and scheduler is checkpointed. A scheduler with
+``interval="epoch"`` is stepped here at the end of every pipekit data epoch (``n //
+(batch_size * accumulate)`` updates, every ``frequency`` epochs; ``ReduceLROnPlateau`` with
+the newest value of its ``monitor``): pipekit serves the whole run as one Lightning epoch,
+so that a resumed run reads the same batches, and Lightning would step it only at the end.
+The module's ``self.log`` values (``_own.LogRecorder``) join ``state.window`` per step.
 """
 
 from __future__ import annotations
@@ -26,14 +35,36 @@ import torch
 import lightning.pytorch as pl
 from pipekit_train.callbacks import scalar
 from pipekit_train.carry import TrainerCarryState
+from pipekit_train.errors import ConfigError
 from pipekit_train.runner import CallbackRunner, event_intervals, next_event_step
 
 from ._checkpoint import CheckpointStore, Saved
 from ._ema import WeightEMA
+from ._own import LogRecorder
 
 __all__ = ["Bridge", "step_seed"]
 
 _MASK = 2**63 - 1
+
+#: The interval a user scheduler of ``interval="epoch"`` gets for the run, so that Lightning
+#: (which steps only ``"step"`` and ``"epoch"``) leaves it to the bridge's data epochs.
+PIPEKIT_EPOCH = "pipekit-data-epoch"
+_SEVERAL = "pipekit_several"
+
+
+def pack_states(states: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The checkpoint entry of the run's optimisers (or schedulers): None, one, or several."""
+    if not states:
+        return None
+    return states[0] if len(states) == 1 else {_SEVERAL: states}
+
+
+def unpack_states(entry: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """:func:`pack_states` undone."""
+    if entry is None:
+        return []
+    several = entry.get(_SEVERAL)
+    return list(several) if isinstance(several, list) else [entry]
 
 
 def step_seed(seed: int, index: int) -> int:
@@ -57,6 +88,9 @@ class Bridge(pl.Callback):
         lr_at: Callable[[int], float],
         accumulate: int,
         ema: WeightEMA | None = None,
+        recorder: LogRecorder | None = None,
+        read_lr: bool = False,
+        steps_per_epoch: int = 0,
     ) -> None:
         self.loop = loop
         self.net = net
@@ -68,6 +102,14 @@ class Bridge(pl.Callback):
         self.lr_at = lr_at
         self.accumulate = accumulate
         self.ema = ema
+        self.recorder = recorder
+        self.read_lr = read_lr
+        self.steps_per_epoch = steps_per_epoch
+        self._lr = float("nan")
+        self._rates: list[float] = []
+        self._logged: list[dict[str, Any]] = []
+        self._latest: dict[str, Any] = {}
+        self._last_logged: dict[str, Any] = {}
         self.max_steps = int(loop.max_steps)
         self.intervals = event_intervals(loop, checkpointing=store is not None)
         self.ckpt = loop.checkpoint_callback if store is not None else None
@@ -99,11 +141,27 @@ class Bridge(pl.Callback):
             self.make_runner(trainer.is_global_zero)
 
     def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        if self.read_lr:
+            for config in trainer.lr_scheduler_configs:
+                if config.interval == "epoch":
+                    config.interval = PIPEKIT_EPOCH
         if self.saved is not None:
-            if self.saved.optimizer is not None:
-                trainer.optimizers[0].load_state_dict(self.saved.optimizer)
-            if self.saved.scheduler is not None and trainer.lr_scheduler_configs:
-                trainer.lr_scheduler_configs[0].scheduler.load_state_dict(self.saved.scheduler)
+            optimizers = unpack_states(self.saved.optimizer)
+            schedulers = unpack_states(self.saved.scheduler)
+            if len(optimizers) != len(trainer.optimizers) or len(schedulers) != len(
+                trainer.lr_scheduler_configs
+            ):
+                raise ConfigError(
+                    f"the checkpoint {self.saved.path} holds {len(optimizers)} optimiser(s) and "
+                    f"{len(schedulers)} LR scheduler(s), configure_optimizers now makes "
+                    f"{len(trainer.optimizers)} and {len(trainer.lr_scheduler_configs)}; use a "
+                    'new checkpoint_dir or backend_options={"resume": "never"}',
+                    field="checkpoint_dir",
+                )
+            for optimizer, state in zip(trainer.optimizers, optimizers, strict=True):
+                optimizer.load_state_dict(state)
+            for config, state in zip(trainer.lr_scheduler_configs, schedulers, strict=True):
+                config.scheduler.load_state_dict(state)
         assert self.runner is not None
         self.runner.run_start(self.state)
         self._started = time.perf_counter()
@@ -120,6 +178,12 @@ class Bridge(pl.Callback):
         if device.type == "cuda":
             torch.cuda.default_generators[device.index or 0].manual_seed(seed)
 
+    def on_before_optimizer_step(
+        self, trainer: pl.Trainer, pl_module: pl.LightningModule, optimizer: Any
+    ) -> None:
+        if self.read_lr:  # the rate this update uses (the user's schedulers set it)
+            self._lr = float(optimizer.param_groups[0]["lr"])
+
     def on_train_batch_end(
         self,
         trainer: pl.Trainer,
@@ -129,26 +193,83 @@ class Bridge(pl.Callback):
         batch_idx: int,
     ) -> None:
         loss = outputs["loss"] if isinstance(outputs, dict) else outputs
-        self._pending.append(loss.detach())
+        if loss is not None:
+            self._pending.append(loss.detach())
         step = self.start + trainer.global_step
         if step == self._step:  # still accumulating gradients
             return
         self._step = step
+        if self.read_lr:
+            self._rates.append(self._lr)
+        if self.recorder is not None:
+            self._logged.append(self.recorder.take())
+            self._latest.update(self._logged[-1])
+        epoch_end = bool(self.steps_per_epoch) and step % self.steps_per_epoch == 0
         if self.ema is not None:  # after the optimiser step, once per update
             self.ema.update(self.net)
         # Lightning hands on each micro-batch's loss divided by accumulate_grad_batches, so
         # the update's loss (the mean over its micro-batches, as on every backend) is the sum.
+        if not self._pending:  # manual optimisation whose training_step returns nothing
+            self._pending = [torch.tensor(float("nan"))]
         value = self._pending[0] if len(self._pending) == 1 else torch.stack(self._pending).sum()
         self._pending = []
         self._window.append(value)
         self._window_steps.append(step)
         signal = self.signals.received if self.signals is not None else None
         if step < self._next_event and (signal is None or self._world > 1):
+            if epoch_end:
+                self._epoch_schedulers(trainer, step // self.steps_per_epoch)
             return
-        self._event(trainer, step, signal)
+        # At an event the epoch's schedulers step after its evaluation (a plateau scheduler
+        # may monitor val_*) and before its checkpoint (which must hold the stepped state).
+        self._event(trainer, step, signal, step // self.steps_per_epoch if epoch_end else None)
+
+    def _epoch_schedulers(self, trainer: pl.Trainer, epoch: int) -> None:
+        """Step the user's ``interval="epoch"`` schedulers at the end of data epoch ``epoch``."""
+        for config in trainer.lr_scheduler_configs:
+            if config.interval != PIPEKIT_EPOCH or epoch % config.frequency:
+                continue
+            if config.reduce_on_plateau:
+                monitor = str(config.monitor)
+                value = self._latest.get(monitor, trainer.callback_metrics.get(monitor))
+                if value is None:
+                    if config.strict:
+                        raise ConfigError(
+                            f"the LR scheduler's monitor {config.monitor!r} was not logged "
+                            f"before the end of data epoch {epoch}; logged: "
+                            f"{sorted(trainer.callback_metrics)}. self.log it in "
+                            "training_step (or validation_step, seen as val_<name>), or "
+                            'set "strict": False in its lr_scheduler dict',
+                            field="task.configure_optimizers",
+                        )
+                    continue
+                scheduler: Any = config.scheduler
+                scheduler.step(value)
+            else:
+                config.scheduler.step()  # type: ignore[call-arg]
+
+    def _logged_window(self) -> dict[str, list[float]]:
+        """The module's logged names, one value per step (the last value carried forward)."""
+        entries, self._logged = self._logged, []
+        if not entries:
+            return {}
+        names = sorted({name for entry in entries for name in entry} - {"loss", "lr"})
+        out: dict[str, list[float]] = {}
+        for name in names:
+            seq: list[Any] = []
+            last = self._last_logged.get(name)
+            for entry in entries:
+                last = entry.get(name, last)
+                seq.append(last)
+            if all(v is not None for v in seq):
+                out[name] = [float(v) for v in torch.stack(seq).cpu().tolist()]
+                self._last_logged[name] = seq[-1]
+        return out
 
     # --------------------------------------------------------------- events
-    def _event(self, trainer: pl.Trainer, step: int, signal: str | None) -> None:
+    def _event(
+        self, trainer: pl.Trainer, step: int, signal: str | None, epoch_end: int | None = None
+    ) -> None:
         state, runner = self.state, self.runner
         assert runner is not None
         values = torch.stack(self._window).float()
@@ -159,11 +280,17 @@ class Bridge(pl.Callback):
         state.step = step
         # The rate each update used, as the JAX backends report it per step: the writers log
         # it at the log cadence and `plot` draws its curve.
-        rates = [float(self.lr_at(s - 1)) for s in self._window_steps]
-        state.window = {"loss": losses, "lr": rates}
+        if self.read_lr:
+            rates, self._rates = self._rates, []
+        else:
+            rates = [float(self.lr_at(s - 1)) for s in self._window_steps]
+        logged = self._logged_window()
+        state.window = {"loss": losses, "lr": rates, **logged}
         state.window_steps = list(self._window_steps)
         state.metrics["loss"] = scalar(losses[-1])
         state.metrics["lr"] = rates[-1]
+        for name, seq in logged.items():
+            state.metrics[name] = seq[-1]
         self._window, self._window_steps = [], []
         final = step >= self.max_steps
         runner.step_end(state)
@@ -175,7 +302,11 @@ class Bridge(pl.Callback):
             with averaged:
                 val_values = self.evaluate(self.net)
             metrics = {f"val_{k}": float(v) for k, v in val_values.items()}
+            # An epoch-interval ReduceLROnPlateau may monitor them, as in Lightning.
+            trainer.callback_metrics.update({k: torch.tensor(v) for k, v in metrics.items()})
             runner.eval_end(state, metrics)
+        if epoch_end is not None:
+            self._epoch_schedulers(trainer, epoch_end)
         if signal is None and self._world == 1 and self.signals is not None:
             signal = self.signals.received  # e.g. SIGTERM during the callbacks above
         if signal is not None and not state.should_stop:
@@ -204,16 +335,11 @@ class Bridge(pl.Callback):
             meta["phase"] = "train"
             meta["fingerprint"] = self.fingerprint
             meta["data"] = {"position": step * self.accumulate}
-            scheduler = (
-                trainer.lr_scheduler_configs[0].scheduler.state_dict()
-                if trainer.lr_scheduler_configs
-                else None
-            )
             self.store.save(
                 step,
                 {k: v.detach().cpu() for k, v in self.net.state_dict().items()},
-                _to_cpu(trainer.optimizers[0].state_dict()),
-                scheduler,
+                pack_states([_to_cpu(o.state_dict()) for o in trainer.optimizers]),
+                pack_states([c.scheduler.state_dict() for c in trainer.lr_scheduler_configs]),
                 meta,
                 ema=self.ema.state_dict() if self.ema is not None else None,
             )

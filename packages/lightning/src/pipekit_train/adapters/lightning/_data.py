@@ -38,7 +38,8 @@ Arrays = dict[str, np.ndarray]
 
 _ACCEPTED = (
     "a dict of equal-length arrays with keys 'x' and 'y', a tuple (x, y) of arrays, or an "
-    "indexable object (__len__ + __getitem__) of records, each such a dict or tuple"
+    "indexable object (__len__ + __getitem__) of records, each such a dict or tuple; or a "
+    "torch DataLoader over a map-style dataset, or a LightningDataModule"
 )
 
 

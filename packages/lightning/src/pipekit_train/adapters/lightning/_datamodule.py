@@ -8,6 +8,7 @@ import lightning.pytorch as pl
 from pipekit_train.errors import ConfigError
 
 from ._data import Arrays, StepBatches
+from ._loaders import Records, StepRecords
 
 __all__ = ["StepDataModule"]
 
@@ -32,6 +33,7 @@ class StepDataModule(pl.LightningDataModule):
         count: int,
         num_workers: int,
         accumulate: int = 1,
+        records: Records | None = None,
     ) -> None:
         super().__init__()
         self.data = data
@@ -41,6 +43,7 @@ class StepDataModule(pl.LightningDataModule):
         self.count = count
         self.num_workers = num_workers
         self.accumulate = accumulate
+        self.records = records
 
     def train_dataloader(self) -> torch.utils.data.DataLoader:
         world = self.trainer.world_size if self.trainer is not None else 1
@@ -51,16 +54,18 @@ class StepDataModule(pl.LightningDataModule):
                 f"of processes ({world}): it is the global batch, split evenly across ranks",
                 field="batch_size",
             )
-        dataset = StepBatches(
-            self.data,
-            self.batch_size,
-            self.seed,
-            start=self.start,
-            count=self.count,
-            rank=rank,
-            world_size=world,
-            accumulate=self.accumulate,
-        )
+        where = {
+            "start": self.start,
+            "count": self.count,
+            "rank": rank,
+            "world_size": world,
+            "accumulate": self.accumulate,
+        }
+        dataset: StepBatches
+        if self.records is not None:  # a user DataLoader's records, collated its way
+            dataset = StepRecords(self.records, self.batch_size, self.seed, **where)
+        else:
+            dataset = StepBatches(self.data, self.batch_size, self.seed, **where)
         return torch.utils.data.DataLoader(
             dataset,
             batch_size=None,

@@ -4,9 +4,9 @@ The synthesised module's ``training_step`` is ``loss(model(batch["x"]),
 batch["y"])`` and returns the loss (nothing goes through ``self.log``: metrics
 reach the writers through pipekit's ``CallbackRunner``). A user task is a
 ``LightningModule`` (or a zero-argument factory returning one) whose own
-``training_step`` is used; in both cases ``configure_optimizers`` comes from
-``TrainingLoop.optimizer_config`` (core's vocabulary), so the optimiser, its
-checkpointed state and the resume guard mean the same on every backend.
+``training_step`` is used. ``configure_optimizers`` comes from
+``TrainingLoop.optimizer_config`` (core's vocabulary, :func:`attach_optimizer`) unless the
+user's module defines its own, which is then kept (``_own.uses_own_optimizer``).
 """
 
 from __future__ import annotations

@@ -2,14 +2,19 @@
 
 Everything a user can get wrong is checked before ``fit`` (``PipekitError``
 naming the field): backend options against the Trainer's signature, the
-optimiser against ``torch.optim``, the model type, the loss, the datasets (the
-model and loss run on one batch under ``torch.no_grad()``), and the checkpoint
-folder with its resume guard.
+optimiser against ``torch.optim``, the model type, the loss, the datasets
+(``_inputs``: the model and loss run on one batch under ``torch.no_grad()``), and the
+checkpoint folder with its resume guard.
+
+A user ``LightningModule`` (``task=``, or given as ``model_op``) keeps its own
+``training_step``, ``configure_optimizers`` and ``validation_step``; ``_own`` refuses the
+loop fields that would contradict them.
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 import torch
@@ -17,81 +22,24 @@ import torch
 import lightning.pytorch as pl
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 from pipekit_train._signals import StopSignals
-from pipekit_train.errors import CheckpointError, ConfigError, DataError
+from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.loop import non_default_features
 
 from ._bridge import Bridge
 from ._checkpoint import CheckpointStore, Saved
-from ._data import Arrays, StepBatches, eval_batches, normalize_dataset
 from ._datamodule import StepDataModule
 from ._ema import WeightEMA
-from ._evaluate import make_evaluate
 from ._features import apply_loop_features
-from ._losses import resolve_loss
-from ._module import SupervisedModule, attach_optimizer, resolve_task
+from ._inputs import data_and_evaluate, resolve_module
+from ._module import attach_optimizer
 from ._ops import TorchModelOp, module_structure_digest
 from ._optim import check_optimizer, parse_spec
 from ._options import Options, parse_options
+from ._own import LogRecorder, uses_own_optimizer
 from ._versions import library_versions, pipekit_versions
 
 __all__ = ["run", "fingerprint"]
-
-
-def _unwrap_model(model_op: Any) -> tuple[TorchModelOp | None, torch.nn.Module]:
-    if isinstance(model_op, TorchModelOp):
-        return model_op, model_op.module
-    if isinstance(model_op, torch.nn.Module):
-        return None, model_op
-    module = getattr(model_op, "module", None)
-    if isinstance(module, torch.nn.Module):
-        return None, module
-    raise ConfigError(
-        "TrainingLoop.model_op must be a torch.nn.Module or a "
-        "pipekit_train.adapters.lightning.TorchModelOp for the lightning backend; got "
-        f"{type(model_op).__name__}. (Or give task= a LightningModule.)",
-        field="model_op",
-    )
-
-
-def _describe(batch: dict[str, torch.Tensor]) -> str:
-    return "{" + ", ".join(f"{k!r}: {v.dtype} {list(v.shape)}" for k, v in batch.items()) + "}"
-
-
-def _check_batch(
-    net: torch.nn.Module, loss_fn: Any, batch: dict[str, torch.Tensor], field: str
-) -> None:
-    """Run the model and the loss on one batch (no gradients) so a misfit fails before ``fit``."""
-    if "y" not in batch:
-        raise DataError(f"{field} has no 'y' field (it has {sorted(batch)}); name the targets 'y'")
-    was_training = net.training
-    try:
-        with torch.no_grad():
-            try:
-                pred = net(batch["x"])
-            except Exception as exc:
-                raise DataError(
-                    f"{field} does not fit the model: calling model_op on one batch "
-                    f"{_describe(batch)} failed with {type(exc).__name__}: {exc}. Give inputs "
-                    f"of the shape and dtype the model takes"
-                ) from exc
-            try:
-                loss = loss_fn(pred, batch["y"])
-            except Exception as exc:
-                raise DataError(
-                    f"{field}: the loss fails on the model's output {list(pred.shape)} and the "
-                    f"targets {batch['y'].dtype} {list(batch['y'].shape)}: "
-                    f"{type(exc).__name__}: {exc}. Check TrainingLoop.loss against the "
-                    f"targets (cross_entropy takes logits and integer labels)"
-                ) from exc
-    finally:
-        net.train(was_training)
-    if not isinstance(loss, torch.Tensor) or loss.ndim != 0:
-        raise ConfigError(
-            f"TrainingLoop.loss must return a scalar tensor; it returns "
-            f"{getattr(loss, 'shape', type(loss).__name__)}; reduce it (e.g. with .mean())",
-            field="loss",
-        )
 
 
 def fingerprint(
@@ -182,35 +130,14 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
             field="batch_size",
         )
 
-    op: TorchModelOp | None = None
-    loss_fn = None
-    if loop.task is not None:
-        pl_module = resolve_task(loop.task)
-        net: torch.nn.Module = pl_module
-    else:
-        op, net = _unwrap_model(loop.model_op)
-        loss_fn = resolve_loss(loop.loss)
-        pl_module = SupervisedModule(net, loss_fn)
-    schedule = attach_optimizer(pl_module, spec)
+    op, net, pl_module, loss_fn, field = resolve_module(loop)
+    own_optimizer = uses_own_optimizer(loop, net, field)
+    schedule = None if own_optimizer else attach_optimizer(pl_module, spec)
+    recorder = LogRecorder(pl_module) if loss_fn is None else None
 
-    train = normalize_dataset(loop.dataset, "TrainingLoop.dataset")
-    n = int(next(iter(train.values())).shape[0])
-    first = StepBatches(train, loop.batch_size, loop.seed, count=1, accumulate=accumulate)[0]
-    val: Arrays | None = None
-    if loop.val_dataset is not None:
-        val = normalize_dataset(loop.val_dataset, "TrainingLoop.val_dataset")
-    if loss_fn is not None:
-        _check_batch(net, loss_fn, first, "TrainingLoop.dataset")
-        if val is not None:
-            _check_batch(
-                net, loss_fn, next(eval_batches(val, loop.batch_size)), "TrainingLoop.val_dataset"
-            )
-    evaluate = None
-    if val is not None:
-        step_fn = None
-        if loss_fn is None:
-            step_fn = lambda batch: pl_module.training_step(batch, 0)  # noqa: E731
-        evaluate = make_evaluate(val, loop.batch_size, loop.loss, loss_fn, step_fn)
+    train, records, n, evaluate, workers = data_and_evaluate(
+        loop, options, net, pl_module, loss_fn, recorder, accumulate
+    )
 
     fp = fingerprint(loop, net, n, accumulate)
     store: CheckpointStore | None = None
@@ -244,6 +171,9 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
         lr_at=lr_at,
         accumulate=accumulate,
         ema=ema,
+        recorder=recorder,
+        read_lr=own_optimizer,
+        steps_per_epoch=n // (loop.batch_size * accumulate),
     )
     state = bridge.state
     interrupted: str | None = None
@@ -259,14 +189,20 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
             loop.seed,
             start=start * accumulate,
             count=(loop.max_steps - start) * accumulate,
-            num_workers=options.num_workers,
+            num_workers=workers,
             accumulate=accumulate,
+            records=records,
         )
         owns_process_group = not _process_group_initialized()
         with StopSignals() as signals:
             bridge.signals = signals
+            if recorder is not None:
+                recorder.install()
             try:
-                trainer.fit(pl_module, datamodule=datamodule)
+                with warnings.catch_warnings():
+                    if evaluate is not None:  # pipekit runs the evaluation, not Lightning
+                        warnings.filterwarnings("ignore", message=r".*no `val_dataloader`")
+                    trainer.fit(pl_module, datamodule=datamodule)
             except SIGTERMException:
                 # Lightning's own SIGTERM handler ends fit after the batch; the bridge has
                 # already checkpointed and asked to stop, which is the normal end here.
@@ -277,6 +213,9 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
                 if bridge.runner is not None:
                     bridge.runner.close(exc, state)
                 raise
+            finally:
+                if recorder is not None:
+                    recorder.remove()
             interrupted = signals.received
         bridge.finish_timing()
         state.step = start + trainer.global_step
