@@ -12,7 +12,7 @@ and settings, and the ``HMCState`` (adaptation included) is the whole carry.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jax
@@ -77,13 +77,17 @@ class ChainStep:
     x: Any
     y: Any
     chain_method: str = "vectorized"
+    #: the dataset's named arrays beyond x / y, passed to the model as keywords
+    kwargs: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._postprocess: Any = None
         # A jit boundary around kernel.sample, as MCMC.run's fori_collect has one around its
         # loop body: without it XLA fuses the transition into the surrounding scan differently
         # and a single chain drifts from MCMC.run in the last bits (measured, NumPyro 0.22).
-        self._sample = jax.jit(lambda state: self.kernel.sample(state, (self.x, self.y), {}))
+        self._sample = jax.jit(
+            lambda state: self.kernel.sample(state, (self.x, self.y), self.kwargs)
+        )
 
     @property
     def num_chains(self) -> int:
@@ -96,15 +100,17 @@ class ChainStep:
         key = jax.random.PRNGKey(seed)
         args = (self.x, self.y)
         if self.num_chains == 1:
-            state = self.kernel.init(key, self.task.num_warmup, None, args, {})
+            state = self.kernel.init(key, self.task.num_warmup, None, args, self.kwargs)
         elif self.chain_method == "vectorized":
             keys = jax.random.split(key, self.num_chains)
-            state = self.kernel.init(keys, self.task.num_warmup, None, args, {})
+            state = self.kernel.init(keys, self.task.num_warmup, None, args, self.kwargs)
         else:  # sequential: each chain initialised alone, as MCMC.run's lax.map does
             keys = jax.random.split(key, self.num_chains)
-            states = [self.kernel.init(k, self.task.num_warmup, None, args, {}) for k in keys]
+            states = [
+                self.kernel.init(k, self.task.num_warmup, None, args, self.kwargs) for k in keys
+            ]
             state = jax.tree.map(lambda *a: jnp.stack(a), *states)
-        self._postprocess = self.kernel.postprocess_fn(args, {})
+        self._postprocess = self.kernel.postprocess_fn(args, self.kwargs)
         return state
 
     def _one(self, state: Any) -> tuple[Any, dict[str, Any]]:

@@ -13,8 +13,8 @@ from pipekit_train.adapters.bayes import (
     check_task_on_data,
     diagnostics,
     draws_by_chain,
-    full_data,
     library_versions,
+    model_data,
     model_import_string,
     precision,
     require_task,
@@ -35,9 +35,11 @@ BACKEND = "numpyro-mcmc"
 __all__ = ["run", "BACKEND"]
 
 
-def _data_digest(x: np.ndarray, y: np.ndarray) -> str:
+def _data_digest(x: np.ndarray, y: np.ndarray, extras: dict[str, np.ndarray]) -> str:
     h = hashlib.sha256()
-    for a in (x, y):
+    for name, a in (("x", x), ("y", y), *sorted(extras.items())):
+        if name not in ("x", "y"):
+            h.update(name.encode())  # only named arrays add to the digest (x / y as before)
         h.update(f"{a.shape}{a.dtype}".encode())
         h.update(np.ascontiguousarray(a).tobytes())
     return h.hexdigest()[:16]
@@ -47,7 +49,9 @@ def _model_name(model: Any) -> str:
     return model_import_string(model) or str(getattr(model, "__qualname__", type(model).__name__))
 
 
-def _fingerprint(loop: Any, task: Any, options: McmcOptions, state: Any, x: Any, y: Any) -> Any:
+def _fingerprint(
+    loop: Any, task: Any, options: McmcOptions, state: Any, x: Any, y: Any, extras: Any
+) -> Any:
     from pipekit_train.jax.structure import tree_structure_digest
 
     return core_fingerprint(
@@ -57,7 +61,8 @@ def _fingerprint(loop: Any, task: Any, options: McmcOptions, state: Any, x: Any,
         optimizer=False,
         extra={
             "model": _model_name(task.model),
-            "data": _data_digest(x, y),
+            "data": _data_digest(x, y, extras),
+            **({"model_kwargs": task.model_kwargs} if task.model_kwargs else {}),
             "num_warmup": task.num_warmup,
             "num_samples": task.num_samples,
             "num_chains": task.num_chains,
@@ -109,7 +114,7 @@ def _run(
     from ._chain import ChainStep, make_kernel
     from ._program import build_sampler_program
 
-    x, y = full_data(loop.dataset, "TrainingLoop.dataset")
+    x, y, extras = model_data(loop.dataset, "TrainingLoop.dataset")
     if y is None:
         raise DataError(
             "TrainingLoop.dataset has no 'y': numpyro-mcmc conditions the model's "
@@ -118,12 +123,19 @@ def _run(
     dtype = jnp.result_type(float)
     x = np.asarray(x, dtype=dtype) if np.asarray(x).dtype.kind == "f" else np.asarray(x)
     y = np.asarray(y, dtype=dtype) if np.asarray(y).dtype.kind == "f" else np.asarray(y)
-    check_task_on_data(task, x, y)
+    extras = {
+        k: np.asarray(v, dtype=dtype) if v.dtype.kind == "f" else v for k, v in extras.items()
+    }
+    sites = check_task_on_data(task, x, y, extras=extras)
+    # None: a factor likelihood, no site to draw predictions from (the op says so).
+    site = task.predictive_site if task.predictive_site in sites else None
 
-    kernel = make_kernel(task.model, options)
-    chain = ChainStep(kernel, task, jnp.asarray(x), jnp.asarray(y), options.chain_method)
+    model = task.bound_model()
+    kernel = make_kernel(model, options)
+    kwargs = {k: jnp.asarray(v) for k, v in extras.items()}
+    chain = ChainStep(kernel, task, jnp.asarray(x), jnp.asarray(y), options.chain_method, kwargs)
     state = chain.init(loop.seed)
-    fp = _fingerprint(loop, task, options, state, x, y)
+    fp = _fingerprint(loop, task, options, state, x, y, extras)
 
     from pipekit_train.jax.checkpoint import checkpointer_for
 
@@ -148,9 +160,9 @@ def _run(
         diag = diagnostics(samples, stats.get("diverging"))
         msgs = warn_diagnostics(diag, BACKEND)
         op = NumpyroPredictiveOp(
-            task.model,
+            model,
             samples,
-            predictive_site=task.predictive_site,
+            predictive_site=site,
             predictive_samples=task.predictive_samples,
             sample_stats=stats,
             seed=loop.seed,
