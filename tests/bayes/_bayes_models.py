@@ -105,3 +105,15 @@ def factor_normal(x: Any, y: Any = None) -> None:
     """A likelihood written as ``numpyro.factor``: y ~ Normal(mu, 1), mu ~ Normal(0, 10)."""
     mu = numpyro.sample("mu", dist.Normal(0.0, 10.0))
     numpyro.factor("lik", dist.Normal(mu, 1.0).log_prob(y).sum())
+
+
+def correlated(x: Any, y: Any = None) -> None:
+    """A 2-D Gaussian with correlation 0.999 (a weak observation on z[0] keeps an observed
+    site): with a diagonal mass matrix NUTS needs long trajectories, so a small
+    ``max_tree_depth`` saturates."""
+    import jax.numpy as jnp
+
+    cov = jnp.array([[1.0, 0.999], [0.999, 1.0]])
+    z = numpyro.sample("z", dist.MultivariateNormal(jnp.zeros(2), covariance_matrix=cov))
+    with numpyro.plate("data", x.shape[0]):
+        numpyro.sample("obs", dist.Normal(z[0], 100.0), obs=y)

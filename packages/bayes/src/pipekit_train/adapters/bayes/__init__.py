@@ -46,11 +46,13 @@ from ._model import (
     resolve_callable,
     resolve_model,
 )
+from ._option_names import SAMPLER_ALIASES, resolve_aliases
 from ._plots import PosteriorPlots, plot_posterior_predictive
 from ._predictive import NumpyroPredictiveOp
 from ._runtime import library_versions, precision, use_compilation_cache, warn_unused_fields
+from ._starts import init_to_value_jittered
 from ._task import NumpyroTask, check_model_keywords, require_task
-from ._trace import SAMPLE_PREFIX, draws_by_chain
+from ._trace import SAMPLE_PREFIX, STAT_KEYS, draws_by_chain
 
 __all__ = [
     "PosteriorPlots",
@@ -87,5 +89,9 @@ __all__ = [
     "check_finite",
     "ConvergenceStop",
     "SAMPLE_PREFIX",
+    "STAT_KEYS",
+    "SAMPLER_ALIASES",
+    "resolve_aliases",
+    "init_to_value_jittered",
     "draws_by_chain",
 ]

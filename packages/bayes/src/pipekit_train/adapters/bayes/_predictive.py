@@ -3,7 +3,8 @@
 Saved layout (a directory; nothing is pickled)::
 
     samples.npz       posterior draws per site, grouped by chain: (chains, draws, ...)
-    sample_stats.npz  per-draw sampler statistics (``diverging``), when there are any
+    sample_stats.npz  per-draw sampler statistics (``diverging``, ``tree_depth``, ``energy``,
+                      ``step_size``, ``n_steps``, ``acceptance_rate``, ``lp``), when any
     op.json           format version, the model's import string ('module:attr') and the
                       keywords a functools.partial bound, predictive settings, versions
 
@@ -113,8 +114,10 @@ class NumpyroPredictiveOp:
         return dict(self._by_chain)
 
     def diagnostics(self) -> dict[str, Any]:
-        """JSON-able per-site moments, R-hat, bulk/tail ESS, MCSE and the divergence count."""
-        return diagnostics(self._by_chain, self.sample_stats.get("diverging"))
+        """JSON-able per-site moments, R-hat, bulk/tail ESS, MCSE, the divergence count and
+        the health figures the sampler statistics allow (E-BFMI, stuck chains, …)."""
+        stats = {k: v for k, v in self.sample_stats.items() if k != "diverging"}
+        return diagnostics(self._by_chain, self.sample_stats.get("diverging"), sample_stats=stats)
 
     def to_inference_data(self) -> Any:
         """The draws as an ``arviz.InferenceData`` (posterior + sample_stats groups)."""

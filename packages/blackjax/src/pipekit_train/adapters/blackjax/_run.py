@@ -85,6 +85,7 @@ def _fingerprint(
             "sampler": options.sampler,
             "params": options.params,
             "init_values": _init_values_json(options),
+            **({"init_jitter": options.init_jitter} if options.init_jitter else {}),
             "x64": options.x64,
         },
     )
@@ -193,6 +194,7 @@ def _run(
         loop.batch_size,
         options.init_values,
         extras,
+        init_jitter=options.init_jitter,
     )
     sampler = _sampler(options, target, counts, init_key)
     fp = _fingerprint(loop, task, options, sampler.carry, counts, x, y, extras)
@@ -222,7 +224,14 @@ def _run(
     lmbda = adapted.get("lmbda")
     op, diag, msgs = None, None, []
     if samples and next(iter(samples.values())).shape[1] > 0:
-        diag = diagnostics(samples, stats.get("diverging"))
+        diag = diagnostics(
+            samples,
+            stats.get("diverging"),
+            sample_stats={k: v for k, v in stats.items() if k != "diverging"},
+            max_tree_depth=options.params.get("max_tree_depth")
+            if options.sampler == "nuts"
+            else None,
+        )
         msgs = warn_diagnostics(diag, BACKEND)
         op = _predictive_op(task, samples, stats, loop.seed, sites)
     if lmbda is not None and min(lmbda) < 1.0:

@@ -19,6 +19,7 @@ import numpy as np
 from pipekit_train.adapters.bayes import (
     bind_data_size,
     check_task_on_data,
+    init_to_value_jittered,
     log_density_from_model,
     minibatch_log_density_from_model,
 )
@@ -243,6 +244,8 @@ def build_target(
     batch_size: int,
     init_values: dict[str, Any] | None = None,
     extras: dict[str, Any] | None = None,
+    *,
+    init_jitter: float = 0.0,
 ) -> Target:
     """The arrays and functions the sampler runs on (``check_target`` has passed).
 
@@ -266,8 +269,11 @@ def build_target(
     kwargs = {k: jnp.asarray(v) for k, v in (extras or {}).items()}
     init_strategy = None
     if init_values:
-        init_strategy = init_to_value(
-            values={k: jnp.asarray(v, dtype) for k, v in init_values.items()}
+        values = {k: jnp.asarray(v, dtype) for k, v in init_values.items()}
+        init_strategy = (
+            init_to_value_jittered(values=values, scale=init_jitter)
+            if init_jitter > 0
+            else init_to_value(values=values)
         )
     if nt is not None and sampler in SG_SAMPLERS:
         n = int(np.shape(x)[0])

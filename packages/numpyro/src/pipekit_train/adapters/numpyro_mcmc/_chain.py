@@ -38,6 +38,11 @@ def make_init_strategy(options: McmcOptions) -> Callable[..., Any]:
     }[options.init_strategy]
     if options.init_values:
         values = {k: jnp.asarray(v) for k, v in options.init_values.items()}
+        if options.init_jitter > 0:
+            from pipekit_train.adapters.bayes import init_to_value_jittered
+
+            # Each chain its own start around the values (uniform for the other sites).
+            return init_to_value_jittered(values=values, scale=options.init_jitter)
         return infer.init_to_value(values=values)  # falls back to uniform for the rest
     return base
 
@@ -46,11 +51,21 @@ def make_kernel(model: Callable[..., Any], options: McmcOptions) -> Any:
     """The NUTS (default) or HMC kernel ``options`` describe."""
     from numpyro.infer import HMC, NUTS
 
+    imm = options.inverse_mass_matrix
+    if isinstance(imm, dict):
+        imm = {k: jnp.asarray(v) for k, v in imm.items()}
+    elif imm is not None:
+        imm = jnp.asarray(imm)
     common = dict(
         dense_mass=options.dense_mass,
         target_accept_prob=options.target_accept,
         init_strategy=make_init_strategy(options),
         regularize_mass_matrix=options.regularize_mass_matrix,
+        step_size=options.step_size,
+        adapt_step_size=options.adapt_step_size,
+        adapt_mass_matrix=options.adapt_mass_matrix,
+        inverse_mass_matrix=imm,
+        forward_mode_differentiation=options.forward_mode_differentiation,
     )
     if options.kernel == "hmc":
         extra: dict[str, Any] = {}
@@ -118,12 +133,17 @@ class ChainStep:
         return new, self._draw(new)
 
     def _draw(self, state: Any) -> dict[str, Any]:
+        steps = jnp.asarray(state.num_steps, jnp.int32)
         return {
             "samples": self._postprocess(state.z),
             "diverging": state.diverging,
             "accept_prob": state.accept_prob,
             "num_steps": state.num_steps,
             "potential_energy": state.potential_energy,
+            "energy": state.energy,
+            "step_size": state.adapt_state.step_size,
+            # NUTS's tree depth d holds 2^(d-1) <= leapfrog steps <= 2^d - 1: the bit length.
+            "tree_depth": jnp.int32(32) - jax.lax.clz(steps),
         }
 
     def step(self, state: Any) -> tuple[Any, dict[str, Any]]:

@@ -45,6 +45,13 @@ def _data_digest(x: np.ndarray, y: np.ndarray, extras: dict[str, np.ndarray]) ->
     return h.hexdigest()[:16]
 
 
+def _jsonable(value: Any) -> Any:
+    """Arrays (and tuple-keyed blocks) as lists, for the fingerprint."""
+    if isinstance(value, dict):
+        return {",".join(k): np.asarray(v).tolist() for k, v in value.items()}
+    return None if value is None else np.asarray(value).tolist()
+
+
 def _model_name(model: Any) -> str:
     return model_import_string(model) or str(getattr(model, "__qualname__", type(model).__name__))
 
@@ -77,6 +84,12 @@ def _fingerprint(
                 "regularize_mass_matrix": options.regularize_mass_matrix,
                 "init_strategy": options.init_strategy,
                 "init_values": options.init_values,
+                "step_size": options.step_size,
+                "adapt_step_size": options.adapt_step_size,
+                "adapt_mass_matrix": options.adapt_mass_matrix,
+                "inverse_mass_matrix": _jsonable(options.inverse_mass_matrix),
+                "forward_mode_differentiation": options.forward_mode_differentiation,
+                "init_jitter": options.init_jitter,
                 "x64": options.x64,
             },
         },
@@ -157,7 +170,12 @@ def _run(
     diag: dict[str, Any] | None = None
     msgs: list[str] = []
     if samples and next(iter(samples.values())).shape[1] > 0:
-        diag = diagnostics(samples, stats.get("diverging"))
+        diag = diagnostics(
+            samples,
+            stats.get("diverging"),
+            sample_stats={k: v for k, v in stats.items() if k != "diverging"},
+            max_tree_depth=options.max_tree_depth if options.kernel == "nuts" else None,
+        )
         msgs = warn_diagnostics(diag, BACKEND)
         op = NumpyroPredictiveOp(
             model,
