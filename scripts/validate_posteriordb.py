@@ -181,7 +181,7 @@ def run_sg(name: str, sampler: str, seed: int = 0) -> Result:
 def run_svi(name: str, seed: int = 0) -> Result:
     """numpyro-svi with AutoMultivariateNormal, full batch; the mean error in sd_ref units."""
     steps, lr = SVI_OVERRIDES.get(name, (SVI_STEPS, SVI_LR))
-    loop = pdb.svi_loop(name, steps=steps, lr=lr, seed=seed, shuffle=False)
+    loop = pdb.svi_loop(name, steps=steps, lr=lr, seed=seed)  # default options: no shuffle
     started = time.perf_counter()
     op, info = loop.run()
     seconds = time.perf_counter() - started

@@ -51,7 +51,8 @@ def main() -> None:
         dataset=(x, y),
         backend="numpyro-mcmc",
         seed=SEED,
-        backend_options={"target_accept": 0.9, "steps_per_call": int(k)},
+        # float32 explicitly: the hook above runs MCMC.run in the process default, float32.
+        backend_options={"target_accept": 0.9, "steps_per_call": int(k), "x64": False},
         checkpoint_dir=ckpt_dir,
         callbacks=[Checkpoint(every_n_steps=10), Killer(int(kill_at), hook)],
         log_every_n_steps=5,

@@ -31,6 +31,7 @@ def test_same_bits_as_mcmc_run(tmp_path, chains, method, steps_per_call) -> None
         seed=5,
         backend_options={
             "target_accept": 0.9,
+            "x64": False,  # MCMC.run below runs in the process default, float32
             "chain_method": method,
             "steps_per_call": steps_per_call,
         },

@@ -28,7 +28,8 @@ def _loop(**options) -> TrainingLoop:
 
 def test_hmc_kernel_equals_mcmc_run_with_hmc() -> None:
     with pytest.warns(UserWarning):
-        op, info = _loop(kernel="hmc", num_steps=8).run()
+        # float32 explicitly: MCMC.run below runs in the process default, float32.
+        op, info = _loop(kernel="hmc", num_steps=8, x64=False).run()
     assert info["kernel"] == "hmc"
     x, y = (a.astype(np.float32) for a in pdb.load_data(NAME))
     ref = MCMC(
@@ -47,6 +48,11 @@ def test_hmc_kernel_equals_mcmc_run_with_hmc() -> None:
 def test_x64_samples_in_float64_only_inside_the_run() -> None:
     with pytest.warns(UserWarning):
         op, info = _loop(x64=True).run()
+    assert info["x64"] is True
+    with pytest.warns(UserWarning):
+        default_op, default_info = _loop().run()  # float64 is the default (issue 25)
+    assert default_info["x64"] is True
+    assert all(v.dtype == np.float64 for v in default_op.samples.values())
     assert info["x64"] is True
     assert all(v.dtype == np.float64 for v in op.samples.values())
     assert jnp.zeros(()).dtype == jnp.float32  # the process default is unchanged

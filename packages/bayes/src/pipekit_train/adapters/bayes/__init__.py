@@ -12,7 +12,9 @@
 - ``draws_by_chain`` / ``SAMPLE_PREFIX`` — the MCMC backends' draws in the driver trace.
 
 Model convention: ``model(x, y=None)`` with the observed site conditioned on
-``y`` (``numpyro.sample("obs", ..., obs=y)``). For minibatch SVI, add ``N=None``
+``y`` (``numpyro.sample("obs", ..., obs=y)``); every other named array of the dataset
+reaches the model as a keyword, and ``NumpyroTask.model_kwargs`` adds static keywords.
+For minibatch SVI, add ``N=None``
 and wrap the likelihood in ``numpyro.plate("data", N, subsample_size=x.shape[0])``
 (``N or x.shape[0]`` when ``N`` is None); bind the full size statically,
 ``functools.partial(model, N=len(x_train))``, so every batch is scaled by N/B.
@@ -26,7 +28,7 @@ from ._bridge import (
 )
 from ._checks import check_task_on_data
 from ._convergence import ConvergenceStop
-from ._data import check_finite, full_data
+from ._data import check_finite, full_data, model_data
 from ._diagnostics import (
     diagnostic_warnings,
     diagnostics,
@@ -38,16 +40,19 @@ from ._guides import GUIDE_NAMES, make_guide
 from ._model import (
     bind_data_size,
     check_model_signature,
+    is_factor_site,
     model_import_string,
     model_sites,
     resolve_callable,
     resolve_model,
 )
+from ._option_names import SAMPLER_ALIASES, resolve_aliases
 from ._plots import PosteriorPlots, plot_posterior_predictive
 from ._predictive import NumpyroPredictiveOp
 from ._runtime import library_versions, precision, use_compilation_cache, warn_unused_fields
-from ._task import NumpyroTask, require_task
-from ._trace import SAMPLE_PREFIX, draws_by_chain
+from ._starts import init_to_value_jittered
+from ._task import NumpyroTask, check_model_keywords, require_task
+from ._trace import SAMPLE_PREFIX, STAT_KEYS, draws_by_chain
 
 __all__ = [
     "PosteriorPlots",
@@ -71,9 +76,12 @@ __all__ = [
     "resolve_model",
     "resolve_callable",
     "model_sites",
+    "is_factor_site",
     "model_import_string",
     "check_task_on_data",
     "full_data",
+    "model_data",
+    "check_model_keywords",
     "precision",
     "library_versions",
     "warn_unused_fields",
@@ -81,5 +89,9 @@ __all__ = [
     "check_finite",
     "ConvergenceStop",
     "SAMPLE_PREFIX",
+    "STAT_KEYS",
+    "SAMPLER_ALIASES",
+    "resolve_aliases",
+    "init_to_value_jittered",
     "draws_by_chain",
 ]

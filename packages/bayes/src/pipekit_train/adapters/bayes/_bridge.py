@@ -116,6 +116,7 @@ def minibatch_log_density_from_model(
     rng_key: jax.Array,
     num_chains: int,
     init_strategy: Callable[..., Any] | None = None,
+    kwargs: dict[str, Any] | None = None,
 ) -> MinibatchLogDensity:
     """Build the :class:`MinibatchLogDensity` of ``model`` on the dataset ``(x, y)``.
 
@@ -123,8 +124,11 @@ def minibatch_log_density_from_model(
     Its data plate asks for a key to draw subsample indices it never uses (the
     batch is already ``x``); a fixed key serves it, hidden from the sample sites
     so every chain still starts from its own point (``init_strategy``, default
-    ``init_to_uniform``, as :func:`log_density_from_model`).
+    ``init_to_uniform``, as :func:`log_density_from_model`). ``kwargs`` are the dataset's
+    named arrays beyond ``x`` / ``y`` (per row: each batch carries its rows of them).
     """
+    kwargs = dict(kwargs or {})
+    names = tuple(kwargs)
     from numpyro import handlers
     from numpyro.infer import init_to_uniform
     from numpyro.infer.util import initialize_model
@@ -134,16 +138,17 @@ def minibatch_log_density_from_model(
         jax.random.split(rng_key, num_chains),
         keyed,
         model_args=(x[:batch_size], None if y is None else y[:batch_size]),
+        model_kwargs={k: v[:batch_size] for k, v in kwargs.items()},
         init_strategy=init_strategy or init_to_uniform,
         dynamic_args=True,
     )
     potential, postprocess = info.potential_fn, info.postprocess_fn
 
     def logdensity_fn(z: Any, batch: Any) -> jax.Array:
-        return -potential(batch["x"], batch.get("y"))(z)
+        return -potential(batch["x"], batch.get("y"), **{k: batch[k] for k in names})(z)
 
     return MinibatchLogDensity(
         logdensity_fn=logdensity_fn,
-        postprocess_fn=postprocess(x, y),
+        postprocess_fn=postprocess(x, y, **kwargs),
         init_position=info.param_info.z,
     )

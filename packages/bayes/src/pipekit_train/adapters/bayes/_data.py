@@ -9,7 +9,7 @@ import numpy as np
 from pipekit_train.errors import DataError
 from pipekit_train.jax.data import RecordSource, normalize_dataset
 
-__all__ = ["full_data", "check_finite"]
+__all__ = ["full_data", "model_data", "check_finite"]
 
 
 def check_finite(arrays: dict[str, np.ndarray], field: str) -> None:
@@ -27,11 +27,26 @@ def check_finite(arrays: dict[str, np.ndarray], field: str) -> None:
             )
 
 
-def full_data(dataset: Any, field: str) -> tuple[np.ndarray, np.ndarray | None]:
-    """``(x, y)`` of the whole dataset (``y`` may be absent), materialised once."""
+def _arrays(dataset: Any, field: str) -> dict[str, np.ndarray]:
     data = normalize_dataset(dataset, field)
     if isinstance(data, RecordSource):
         data = data.gather(np.arange(len(data)))
     arrays = {k: np.asarray(v) for k, v in data.items()}
     check_finite(arrays, field)
+    return arrays
+
+
+def full_data(dataset: Any, field: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(x, y)`` of the whole dataset (``y`` may be absent), materialised once."""
+    arrays = _arrays(dataset, field)
     return arrays["x"], arrays.get("y")
+
+
+def model_data(
+    dataset: Any, field: str
+) -> tuple[np.ndarray, np.ndarray | None, dict[str, np.ndarray]]:
+    """``(x, y, extras)``: the whole dataset, with every named array beyond ``x`` and ``y``
+    in ``extras`` — the model receives each as the keyword of its name."""
+    arrays = _arrays(dataset, field)
+    extras = {k: v for k, v in arrays.items() if k not in ("x", "y")}
+    return arrays["x"], arrays.get("y"), extras

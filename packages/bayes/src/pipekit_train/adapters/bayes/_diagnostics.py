@@ -4,7 +4,9 @@ Rank-normalised split R-hat, bulk and tail ESS and the MCSE of the mean come
 from ``arviz.rhat(method="rank")``, ``arviz.ess(method="bulk"|"tail")`` and
 ``arviz.mcse(method="mean")``; divergences are the sampler's own flags.
 The warning thresholds follow PyMC: R-hat > 1.01, bulk ESS < 100 per chain,
-any divergence.
+any divergence. The sampler-health checks (tree-depth saturation, E-BFMI, stuck and
+separated chains, where the divergences are) live in ``_health``; their figures join
+the same dictionary and their messages the same ``warnings`` list.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from pipekit_train._warn import warn_user
+
+from ._health import health, health_warnings
 
 __all__ = [
     "to_inference_data",
@@ -110,13 +114,24 @@ def variational_summary(samples: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def diagnostics(samples: Mapping[str, Any], diverging: Any = None) -> dict[str, Any]:
+def diagnostics(
+    samples: Mapping[str, Any],
+    diverging: Any = None,
+    *,
+    sample_stats: Mapping[str, Any] | None = None,
+    max_tree_depth: int | None = None,
+) -> dict[str, Any]:
     """Per-site ``mean``, ``sd``, ``hdi_low`` / ``hdi_high`` (the ``HDI_PROB`` interval),
     ``r_hat``, ``ess_bulk``, ``ess_tail``, ``mcse_mean`` (nested lists, JSON-able),
     ``nonfinite`` (how many values are NaN or infinite) and the total ``divergences``;
-    ``kind`` is ``"mcmc"``.
+    ``kind`` is ``"mcmc"``. The health figures of ``_health.health`` join them:
+    ``chain_move_fraction``, ``stuck_chains``, ``separated``, and with the sampler
+    statistics ``tree_depth_saturated`` / ``max_tree_depth``, ``e_bfmi`` (per chain) and
+    ``divergences_at``.
 
     ``samples`` are grouped by chain, ``(chains, draws, …)``; ``sd`` uses ddof = 1.
+    ``sample_stats`` are the per-draw statistics (``STAT_KEYS``), ``max_tree_depth`` the
+    NUTS limit the run used (tree-depth saturation is only judged with it).
     """
     az = _quiet_arviz()
     idata = to_inference_data(samples, diverging=diverging)
@@ -149,6 +164,9 @@ def diagnostics(samples: Mapping[str, Any], diverging: Any = None) -> dict[str, 
             "nonfinite": moments["nonfinite"],
         }
     num_chains, num_draws = next(iter(np.asarray(v).shape[:2] for v in samples.values()))
+    stats = dict(sample_stats or {})
+    if diverging is not None:
+        stats["diverging"] = diverging
     return {
         "kind": "mcmc",
         "hdi_prob": HDI_PROB,
@@ -156,6 +174,7 @@ def diagnostics(samples: Mapping[str, Any], diverging: Any = None) -> dict[str, 
         "num_chains": int(num_chains),
         "num_draws": int(num_draws),
         "divergences": int(np.asarray(diverging).sum()) if diverging is not None else 0,
+        **health(samples, stats, max_tree_depth=max_tree_depth),
     }
 
 
@@ -184,11 +203,12 @@ def diagnostic_warnings(diag: Mapping[str, Any]) -> list[str]:
     if diag.get("kind") == "variational":
         return out  # independent draws from a guide: R-hat, ESS and divergences do not apply
     chains = diag["num_chains"]
+    explained_msgs, explained = health_warnings(diag, RHAT_MAX)
     if chains > 1:
         bad = {
             n: _worst(s["r_hat"], np.max)
             for n, s in diag["sites"].items()
-            if _worst(s["r_hat"], np.max) > RHAT_MAX
+            if _worst(s["r_hat"], np.max) > RHAT_MAX and n not in explained
         }
         if bad:
             sites = ", ".join(f"{n} ({v:.3f})" for n, v in sorted(bad.items()))
@@ -196,6 +216,7 @@ def diagnostic_warnings(diag: Mapping[str, Any]) -> list[str]:
                 f"R-hat above {RHAT_MAX} for {sites}: the chains disagree; run longer "
                 "(num_warmup, num_samples) or reparameterise the model"
             )
+    out.extend(explained_msgs)
     floor = ESS_PER_CHAIN_MIN * chains
     low = {
         n: _worst(s["ess_bulk"], np.min)
@@ -212,10 +233,18 @@ def diagnostic_warnings(diag: Mapping[str, Any]) -> list[str]:
             "samples (num_samples) or reparameterise the model"
         )
     if diag.get("divergences", 0):
+        where = ""
+        at = diag.get("divergences_at")
+        if at:
+            side = "low" if at["mean"] < at["overall"] else "high"
+            where = (
+                f", concentrated where {at['site']} is {side} (divergent draws' mean "
+                f"{at['mean']:.3g} against {at['overall']:.3g} over all draws)"
+            )
         out.append(
-            f"{diag['divergences']} divergent transition(s) after warmup: the posterior may "
-            "be biased; raise target_accept (backend_options) or reparameterise the model "
-            "(e.g. non-centred)"
+            f"{diag['divergences']} divergent transition(s) after warmup{where}: the "
+            "posterior may be biased; raise target_accept (backend_options) or "
+            "reparameterise the model there (e.g. non-centred)"
         )
     return out
 

@@ -9,6 +9,10 @@ For minibatch SVI a model may take a third argument ``N`` (the full data size)
 and scale its likelihood with ``numpyro.plate("data", N, subsample_size=x.shape[0])``.
 Bind ``N`` statically with ``functools.partial(model, N=len(x_train))``; without it
 (``N=None``) the plate covers the batch given, which is the full data for MCMC.
+
+Every other named array of the dataset (a group index ``g``, say) reaches the model as
+the keyword of its name, ``model(x, y, g=...)``; ``NumpyroTask.model_kwargs`` adds static
+keywords (hyper-parameters) the same way.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import functools
 import inspect
 import pkgutil
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pipekit_train.errors import ConfigError
@@ -29,6 +33,7 @@ __all__ = [
     "model_import_string",
     "resolve_model",
     "model_sites",
+    "is_factor_site",
 ]
 
 _IMPORT_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
@@ -129,7 +134,12 @@ def partial_kwargs(model: Callable[..., Any]) -> dict[str, Any]:
 
 
 def bind_data_size(
-    model: Callable[..., Any], n: int, batch_size: int, *, backend: str = "numpyro-svi"
+    model: Callable[..., Any],
+    n: int,
+    batch_size: int,
+    *,
+    backend: str = "numpyro-svi",
+    ordered: bool = False,
 ) -> Callable[..., Any]:
     """``model`` with ``N=n`` bound when it takes ``N``, so each minibatch counts N/B times.
 
@@ -137,7 +147,18 @@ def bind_data_size(
     the model's ``numpyro.plate("data", N, subsample_size=x.shape[0])`` then scales the
     likelihood of a batch of B rows to the whole dataset. A model without ``N`` is only
     accepted when every batch is the whole dataset; an ``N`` the user bound is kept.
+    A model declared ``ordered`` (``NumpyroTask.ordered``: its likelihood depends on the
+    order of the rows, a time series or an HMM) is refused minibatches: a subsample of its
+    rows is not a smaller version of the same likelihood.
     """
+    if ordered and batch_size < n:
+        raise ConfigError(
+            f"NumpyroTask.ordered is true (the likelihood depends on the order of the rows) but "
+            f"TrainingLoop.batch_size ({batch_size}) is smaller than the dataset ({n} rows): "
+            f"{backend} would fit random subsets of rows as if they were the series. Set "
+            f"batch_size={n} (full batch, never shuffled)",
+            field="task.ordered",
+        )
     try:
         takes_n = "N" in inspect.signature(model).parameters
     except (TypeError, ValueError):
@@ -158,8 +179,18 @@ def bind_data_size(
     return model
 
 
-def model_sites(model: Callable[..., Any], x: Any, y: Any) -> dict[str, dict[str, Any]]:
-    """Site name → ``{"type", "is_observed", "shape"}``, traced abstractly (nothing compiles).
+def is_factor_site(site: Mapping[str, Any]) -> bool:
+    """Whether a traced sample site is a ``numpyro.factor`` (a ``Unit`` distribution)."""
+    from numpyro.distributions import Unit
+
+    return isinstance(site.get("fn"), Unit)
+
+
+def model_sites(
+    model: Callable[..., Any], x: Any, y: Any, kwargs: Mapping[str, Any] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Site name → ``{"type", "is_observed", "is_factor", "shape"}``, traced abstractly
+    (nothing compiles); ``kwargs`` are the model's keyword arrays.
 
     The model is run under ``jax.eval_shape`` with NumPyro's ``trace``, ``seed`` and
     ``substitute`` handlers, so a failure here is the user's model failing on the data.
@@ -170,19 +201,20 @@ def model_sites(model: Callable[..., Any], x: Any, y: Any) -> dict[str, dict[str
 
     found: dict[str, dict[str, Any]] = {}
 
-    def run(x: Any, y: Any) -> int:
+    def run(x: Any, y: Any, kwargs: dict[str, Any]) -> int:
         # Latent values from init_to_uniform, as initialize_model does: improper priors
         # (ImproperUniform) cannot be sampled.
         seeded = handlers.seed(model, jax.random.PRNGKey(0))
         fn = handlers.substitute(seeded, substitute_fn=init_to_uniform)
-        tr = handlers.trace(fn).get_trace(x, y)
+        tr = handlers.trace(fn).get_trace(x, y, **kwargs)
         for name, site in tr.items():
             found[name] = {
                 "type": site["type"],
                 "is_observed": bool(site.get("is_observed", False)),
+                "is_factor": site["type"] == "sample" and is_factor_site(site),
                 "shape": tuple(getattr(site.get("value"), "shape", ())),
             }
         return 0
 
-    jax.eval_shape(run, x, y)
+    jax.eval_shape(run, x, y, dict(kwargs or {}))
     return found

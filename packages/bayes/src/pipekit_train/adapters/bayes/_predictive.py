@@ -3,7 +3,8 @@
 Saved layout (a directory; nothing is pickled)::
 
     samples.npz       posterior draws per site, grouped by chain: (chains, draws, ...)
-    sample_stats.npz  per-draw sampler statistics (``diverging``), when there are any
+    sample_stats.npz  per-draw sampler statistics (``diverging``, ``tree_depth``, ``energy``,
+                      ``step_size``, ``n_steps``, ``acceptance_rate``, ``lp``), when any
     op.json           format version, the model's import string ('module:attr') and the
                       keywords a functools.partial bound, predictive settings, versions
 
@@ -53,7 +54,9 @@ class NumpyroPredictiveOp:
         model: the NumPyro model ``model(x, y=None)``, or ``None`` with ``predict_fn``.
         samples: constrained posterior draws per site, grouped by chain
             ``(chains, draws, …)``, deterministic sites included.
-        predictive_site: the observed site to predict.
+        predictive_site: the observed site to predict; ``None`` when the model has none
+            (a ``numpyro.factor`` likelihood): the op then holds the posterior but
+            ``op(x)`` raises ``ConfigError`` saying why it cannot predict.
         predictive_samples: how many posterior draws predictions use.
         sample_stats: per-draw sampler statistics (``diverging``), ``(chains, draws)``.
         seed: seed of the predictive noise (``op(x)`` is deterministic given it).
@@ -67,7 +70,7 @@ class NumpyroPredictiveOp:
         model: Callable[..., Any] | None,
         samples: Mapping[str, Any],
         *,
-        predictive_site: str = "obs",
+        predictive_site: str | None = "obs",
         predictive_samples: int = 200,
         sample_stats: Mapping[str, Any] | None = None,
         seed: int = 0,
@@ -111,8 +114,10 @@ class NumpyroPredictiveOp:
         return dict(self._by_chain)
 
     def diagnostics(self) -> dict[str, Any]:
-        """JSON-able per-site moments, R-hat, bulk/tail ESS, MCSE and the divergence count."""
-        return diagnostics(self._by_chain, self.sample_stats.get("diverging"))
+        """JSON-able per-site moments, R-hat, bulk/tail ESS, MCSE, the divergence count and
+        the health figures the sampler statistics allow (E-BFMI, stuck chains, …)."""
+        stats = {k: v for k, v in self.sample_stats.items() if k != "diverging"}
+        return diagnostics(self._by_chain, self.sample_stats.get("diverging"), sample_stats=stats)
 
     def to_inference_data(self) -> Any:
         """The draws as an ``arviz.InferenceData`` (posterior + sample_stats groups)."""
@@ -140,13 +145,27 @@ class NumpyroPredictiveOp:
         idx = idx.astype(np.int64)
         return {k: v[idx] for k, v in flat.items()}
 
-    def __call__(self, x: Any, *, draws: bool = False, seed: int | None = None) -> Any:
-        """Posterior-predictive mean of ``predictive_site`` at ``x`` (draws if ``draws``)."""
+    def __call__(self, x: Any, *, draws: bool = False, seed: int | None = None, **data: Any) -> Any:
+        """Posterior-predictive mean of ``predictive_site`` at ``x`` (draws if ``draws``).
+
+        ``data`` are the model's other keyword arrays at the new rows (the named arrays the
+        dataset gave it beyond ``x`` / ``y``, a group index say). A model whose likelihood is
+        a ``numpyro.factor`` has no distribution to draw ``predictive_site`` from: the op then
+        raises ``ConfigError`` saying so (its draws, summary and diagnostics still work).
+        """
         import jax
         import jax.numpy as jnp
 
         if self._predict is None and self.model is None:
             self._predict = self._raw_predictor()
+        if self.model is not None and self.predictive_site is None:
+            raise ConfigError(
+                "NumpyroPredictiveOp cannot draw predictions: the model's likelihood is a "
+                "numpyro.factor, which has no distribution to draw new observations from. The "
+                "op still holds the posterior (op.samples, op.summary(), op.diagnostics()); to "
+                "predict, write the likelihood as numpyro.sample('obs', <distribution>, obs=y)",
+                field="task.predictive_site",
+            )
         if self._predict is None:
             from numpyro.infer import Predictive
 
@@ -155,9 +174,28 @@ class NumpyroPredictiveOp:
                 posterior_samples={k: jnp.asarray(v) for k, v in self._thinned().items()},
                 return_sites=[self.predictive_site],
             )
-            self._predict = jax.jit(lambda key, x: predictive(key, x)[self.predictive_site])
+            site = self.predictive_site
+
+            def predict(key: Any, x: Any, data: dict[str, Any]) -> Any:
+                out = predictive(key, x, **data)
+                if site not in out:
+                    raise ConfigError(
+                        f"NumpyroPredictiveOp cannot draw predictions: the model has no "
+                        f"sample site {site!r} (NumpyroTask.predictive_site). A likelihood "
+                        "written with numpyro.factor has no distribution to draw new "
+                        "observations from; the op still holds the posterior (op.samples, "
+                        "op.summary(), op.diagnostics()). To predict, write the likelihood as "
+                        f"numpyro.sample({site!r}, <distribution>, obs=y)",
+                        field="task.predictive_site",
+                    )
+                return out[site]
+
+            self._predict = jax.jit(predict)
         key = jax.random.PRNGKey(self.seed if seed is None else seed)
-        out = self._predict(key, jnp.asarray(x))
+        if self.model is None:
+            out = self._predict(key, jnp.asarray(x))
+        else:
+            out = self._predict(key, jnp.asarray(x), {k: jnp.asarray(v) for k, v in data.items()})
         return out if draws else out.mean(axis=0)
 
     def _raw_predictor(self) -> Any:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import functools
+import inspect
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from pipekit_train.errors import ConfigError
@@ -11,7 +14,38 @@ from pipekit_train.errors import ConfigError
 from ._guides import check_guide
 from ._model import check_model_signature, resolve_model
 
-__all__ = ["NumpyroTask", "require_task"]
+__all__ = ["NumpyroTask", "require_task", "check_model_keywords"]
+
+_RESERVED = ("x", "y", "N")
+
+
+def check_model_keywords(model: Callable[..., Any], names: Iterable[str], source: str) -> None:
+    """``ConfigError`` unless ``model`` takes every keyword in ``names`` (or ``**kwargs``).
+
+    ``source`` says where the names come from (``"TrainingLoop.dataset"``,
+    ``"NumpyroTask.model_kwargs"``), for the message and the field.
+    """
+    names = sorted(names)
+    if not names:
+        return
+    target = model.func if isinstance(model, functools.partial) else model
+    try:
+        params = inspect.signature(target).parameters
+    except (TypeError, ValueError):
+        return
+    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        return
+    missing = [n for n in names if n not in params]
+    if missing:
+        what = "named arrays" if source.endswith("dataset") else "keywords"
+        raise ConfigError(
+            f"{source} has the {what} {missing}, which task.model "
+            f"{getattr(target, '__name__', 'model')}{inspect.signature(target)} does not take: "
+            "every named array of the dataset and every model_kwargs entry reaches the model "
+            f"as a keyword; add {', '.join(f'{n}=None' for n in missing)} to its signature "
+            "(or drop them from the data)",
+            field="dataset" if source.endswith("dataset") else "task.model_kwargs",
+        )
 
 
 def _int_at_least(value: Any, low: int, name: str) -> None:
@@ -55,6 +89,14 @@ class NumpyroTask:
     num_chains: int = 1
     predictive_site: str = "obs"
     predictive_samples: int = 200
+    model_kwargs: dict[str, Any] = field(default_factory=dict)
+    ordered: bool = False
+
+    def bound_model(self) -> Callable[..., Any]:
+        """``model`` with ``model_kwargs`` bound (``functools.partial``; the model itself
+        when there are none)."""
+        model: Callable[..., Any] = self.model  # type: ignore[assignment]
+        return functools.partial(model, **self.model_kwargs) if self.model_kwargs else model
 
     def __post_init__(self) -> None:
         self.model = resolve_model(self.model, "task.model")
@@ -70,12 +112,44 @@ class NumpyroTask:
                 f"(e.g. 'obs'), got {self.predictive_site!r}",
                 field="task.predictive_site",
             )
+        if not isinstance(self.ordered, bool):
+            raise ConfigError(
+                f"NumpyroTask.ordered must be true or false, got {self.ordered!r}",
+                field="task.ordered",
+            )
+        self._check_model_kwargs()
         if self.loss is not None and not callable(getattr(self.loss, "loss", None)):
             raise ConfigError(
                 "NumpyroTask.loss must be a numpyro.infer ELBO (Trace_ELBO(), "
                 f"TraceMeanField_ELBO(), …) or None; got {type(self.loss).__name__}",
                 field="task.loss",
             )
+
+    def _check_model_kwargs(self) -> None:
+        kw = self.model_kwargs
+        if not isinstance(kw, dict) or not all(isinstance(k, str) for k in kw):
+            raise ConfigError(
+                "NumpyroTask.model_kwargs must map keyword names to values, e.g. "
+                f"{{'prior_scale': 2.5}}; got {kw!r}",
+                field="task.model_kwargs",
+            )
+        clash = sorted(set(kw) & set(_RESERVED))
+        if clash:
+            raise ConfigError(
+                f"NumpyroTask.model_kwargs names {clash}, which the backends pass themselves "
+                "(x, y: the data; N: the minibatch size); drop them from model_kwargs",
+                field="task.model_kwargs",
+            )
+        try:
+            json.dumps(kw)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(
+                f"NumpyroTask.model_kwargs must hold JSON values (numbers, strings, lists, "
+                f"dicts), so YAML can give them and a saved op records them; {exc}. Give "
+                "per-row arrays as named arrays of the dataset instead",
+                field="task.model_kwargs",
+            ) from exc
+        check_model_keywords(self.model, kw, "NumpyroTask.model_kwargs")  # type: ignore[arg-type]
 
 
 def require_task(loop: Any, backend: str) -> NumpyroTask:

@@ -9,8 +9,10 @@ step, draws) and bit-identical resume after a kill.
 
 ``backend_options``: ``sampler`` (``nuts`` | ``hmc`` | ``mclmc`` | ``pathfinder`` |
 ``sgld`` | ``sghmc`` | ``smc`` | ``svgd``) and its parameters (see ``SAMPLER_PARAMS``),
-plus ``x64``, ``resume``, ``steps_per_call``, ``compilation_cache``, ``init_values``
-(``{site: value}``, a NumPyro task's starts) and (sgld / sghmc) ``shuffle``.
+plus ``x64`` (float64, the default), ``resume``, ``steps_per_call``,
+``compilation_cache``, ``init_values`` (``{site: value}``, a NumPyro task's starts) with
+``init_jitter`` and (sgld / sghmc) ``shuffle``. NumPyro's spellings are accepted
+(``target_accept_prob``; ``max_num_doublings`` for ``max_tree_depth``).
 Returns a ``NumpyroPredictiveOp`` and ``backend_info`` (ArviZ diagnostics).
 """
 

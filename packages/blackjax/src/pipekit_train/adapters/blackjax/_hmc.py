@@ -49,7 +49,7 @@ def hmc_family(
 
     if name == "nuts":
         kernel = blackjax.nuts.build_kernel()
-        extra = {"max_num_doublings": params["max_num_doublings"]}
+        extra = {"max_num_doublings": params["max_tree_depth"]}
     else:
         kernel = blackjax.hmc.build_kernel()
         extra = {"num_integration_steps": params["num_integration_steps"]}

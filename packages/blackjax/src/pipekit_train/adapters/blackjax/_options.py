@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipekit_train.adapters.bayes import SAMPLER_ALIASES, resolve_aliases
 from pipekit_train.errors import ConfigError, closest
 
 __all__ = [
@@ -26,7 +27,7 @@ SAMPLER_PARAMS: dict[str, dict[str, Any]] = {
         "step_size": 1.0,
         "target_accept": 0.8,
         "dense_mass": False,
-        "max_num_doublings": 10,
+        "max_tree_depth": 10,
         "warm_start": "none",
     },
     "hmc": {
@@ -68,17 +69,18 @@ SAMPLER_PARAMS: dict[str, dict[str, Any]] = {
 SAMPLERS = tuple(SAMPLER_PARAMS)
 COMMON: dict[str, Any] = {
     "sampler": "nuts",
-    "x64": False,
+    "x64": True,
     "resume": "auto",
     "steps_per_call": 100,
     "compilation_cache": None,
     "shuffle": True,
     "init_values": None,
+    "init_jitter": 0.0,
 }
 _POSITIVE = {"step_size", "desired_energy_var", "temperature", "init_scale", "learning_rate"}
 _FRACTIONS = {"frac_tune1", "frac_tune2", "frac_tune3"}
 _INTS = {
-    "max_num_doublings",
+    "max_tree_depth",
     "num_integration_steps",
     "steps_per_call",
     "maxiter",
@@ -97,7 +99,8 @@ class BlackjaxOptions:
 
     sampler: str = "nuts"
     params: dict[str, Any] = field(default_factory=dict)
-    x64: bool = False
+    #: float64 by default, as Stan and PyMC sample (False: float32)
+    x64: bool = True
     resume: str = "auto"
     steps_per_call: int = 100
     compilation_cache: Any = None
@@ -105,6 +108,8 @@ class BlackjaxOptions:
     #: site → starting value for every chain of a NumPyro task (the other sites
     #: ``init_to_uniform``), as numpyro-mcmc's ``init_values``; ``None``: all uniform.
     init_values: dict[str, Any] | None = None
+    #: sd of each chain's own Normal jitter around ``init_values`` (unconstrained space)
+    init_jitter: float = 0.0
 
 
 def _where(name: str) -> str:
@@ -158,6 +163,10 @@ def _check_value(name: str, value: Any) -> Any:
         raise _bad(name, "'none' or 'pathfinder'", value)
     elif name == "resume" and value not in ("auto", "never", "force"):
         raise _bad(name, "one of auto, never, force", value)
+    elif name == "init_jitter":
+        if not number or value < 0:
+            raise _bad(name, "a number >= 0 (0: every chain exactly at init_values)", value)
+        value = float(value)
     elif name == "init_values" and value is not None:
         value = _init_values(value)
     return value
@@ -182,8 +191,12 @@ def _init_values(value: Any) -> dict[str, Any]:
 
 
 def parse_options(raw: dict[str, Any] | None) -> BlackjaxOptions:
-    """Check every key and value of ``backend_options`` (``ConfigError`` naming the key)."""
-    raw = dict(raw or {})
+    """Check every key and value of ``backend_options`` (``ConfigError`` naming the key).
+
+    NumPyro's spellings are accepted (``SAMPLER_ALIASES``): ``target_accept_prob`` for
+    ``target_accept``; BlackJAX's own ``max_num_doublings`` for ``max_tree_depth``.
+    """
+    raw = resolve_aliases(raw or {}, SAMPLER_ALIASES, "blackjax")
     sampler = raw.get("sampler", "nuts")
     if sampler not in SAMPLERS:
         raise ConfigError(

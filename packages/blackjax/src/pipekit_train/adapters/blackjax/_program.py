@@ -4,7 +4,8 @@ Chunking, ``lax.scan``, checkpoints and resume are core's
 (:func:`pipekit_train.jax.program.build_program`,
 :func:`pipekit_train.driver.run_driver`). This module adds what is common to every
 sampler here: the draws (``postprocess`` of each chain's position) as the
-collecting phase's outputs under ``sample__<site>``, the divergences beside them,
+collecting phase's outputs under ``sample__<site>``, the sampler statistics beside them
+(divergences, tree depth, energy, step size, leapfrog steps, acceptance; ArviZ's names),
 and — with several devices — the chains laid out over a one-axis ``chains`` mesh.
 """
 
@@ -22,6 +23,17 @@ from pipekit_train.jax.program import Program, build_program
 from ._sampler import Sampler
 
 __all__ = ["build_sampler_program", "chain_mesh"]
+
+
+#: A sampler's per-draw statistics that go into the trace, under ArviZ's names (``STAT_KEYS``).
+_TRACE_STATS = {
+    "diverging": "diverging",
+    "tree_depth": "tree_depth",
+    "energy": "energy",
+    "step_size": "step_size",
+    "num_integration_steps": "n_steps",
+    "acceptance_rate": "acceptance_rate",
+}
 
 
 def _strong(tree: Any) -> Any:
@@ -68,8 +80,9 @@ def build_sampler_program(
                 return new, drop(stats)
             draws = jax.vmap(postprocess)(position)
             outputs = {f"{SAMPLE_PREFIX}{k}": v for k, v in draws.items()}
-            if "diverging" in stats:
-                outputs["diverging"] = stats["diverging"]
+            for name, arviz in _TRACE_STATS.items():
+                if name in stats:
+                    outputs[arviz] = stats[name]
             return new, drop(stats), drop(outputs)
 
         return run

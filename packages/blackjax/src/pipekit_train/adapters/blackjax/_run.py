@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -14,8 +13,8 @@ from pipekit_train.adapters.bayes import (
     NumpyroPredictiveOp,
     diagnostics,
     draws_by_chain,
-    full_data,
     library_versions,
+    model_data,
     model_import_string,
     precision,
     use_compilation_cache,
@@ -23,6 +22,7 @@ from pipekit_train.adapters.bayes import (
     warn_unused_fields,
 )
 from pipekit_train.driver import run_driver
+from pipekit_train.errors import ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.loop import require_features
 
@@ -59,7 +59,14 @@ def _init_values_json(options: BlackjaxOptions) -> dict[str, Any]:
 
 
 def _fingerprint(
-    loop: Any, task: BlackjaxTask, options: BlackjaxOptions, carry: Any, counts: Any, x: Any, y: Any
+    loop: Any,
+    task: BlackjaxTask,
+    options: BlackjaxOptions,
+    carry: Any,
+    counts: Any,
+    x: Any,
+    y: Any,
+    extras: dict[str, Any],
 ) -> Any:
     from pipekit_train.jax.structure import tree_structure_digest
 
@@ -71,11 +78,14 @@ def _fingerprint(
         optimizer=False,
         extra={
             "target": _name(nt.model) if nt else _name(task.logdensity_fn or task.loglik_fn),
-            "data": _digest(x, y),
+            "data": _digest(x, y, *(extras[k] for k in sorted(extras))),
+            **({"data_keywords": sorted(extras)} if extras else {}),
+            **({"model_kwargs": nt.model_kwargs} if nt is not None and nt.model_kwargs else {}),
             "counts": list(counts),
             "sampler": options.sampler,
             "params": options.params,
             "init_values": _init_values_json(options),
+            **({"init_jitter": options.init_jitter} if options.init_jitter else {}),
             "x64": options.x64,
         },
     )
@@ -129,15 +139,28 @@ def run(loop: Any) -> tuple[NumpyroPredictiveOp | None, dict[str, Any]]:
     return result
 
 
-def _load(loop: Any, task: BlackjaxTask, sg: bool) -> tuple[Any, Any]:
+def _load(loop: Any, task: BlackjaxTask, sg: bool) -> tuple[Any, Any, dict[str, Any]]:
+    """``(x, y, extras)``: the dataset, its floats in the run's precision; ``extras`` are its
+    named arrays beyond ``x`` / ``y`` (keywords of a NumPyro model)."""
     import jax.numpy as jnp
 
     if loop.dataset is None:
-        return None, None
-    x, y = full_data(loop.dataset, "TrainingLoop.dataset")
+        return None, None, {}
+    x, y, extras = model_data(loop.dataset, "TrainingLoop.dataset")
     dtype = jnp.result_type(float)
     cast = lambda a: None if a is None else (a.astype(dtype) if a.dtype.kind == "f" else a)  # noqa: E731
-    return cast(np.asarray(x)), None if y is None else cast(np.asarray(y))
+    if extras and task.numpyro_task is None:
+        raise ConfigError(
+            f"TrainingLoop.dataset has the named arrays {sorted(extras)} beyond x and y, which "
+            "only a numpyro_task's model receives (as keywords); a raw log density sees none "
+            "of them: fold them into x, or close over them in logdensity_fn",
+            field="dataset",
+        )
+    return (
+        cast(np.asarray(x)),
+        None if y is None else cast(np.asarray(y)),
+        {k: cast(v) for k, v in extras.items()},
+    )
 
 
 def _run(
@@ -150,22 +173,31 @@ def _run(
     from ._program import build_sampler_program, chain_mesh
 
     sg = options.sampler in SG_SAMPLERS
-    x, y = _load(loop, task, sg)
+    x, y, extras = _load(loop, task, sg)
     check_counts(options, task.counts()[1])
-    check_target(task, options.sampler, x, y, loop.batch_size, options.init_values)
+    sites = check_target(task, options.sampler, x, y, loop.batch_size, options.init_values, extras)
     data = None
     if sg:
         from pipekit_train.jax.data import BatchIterator, BatchSource
 
-        rows = {"x": x} if y is None else {"x": x, "y": y}
+        rows = {"x": x, **extras} if y is None else {"x": x, "y": y, **extras}
         data = BatchIterator(BatchSource(rows, loop.batch_size, loop.seed, shuffle=options.shuffle))
     counts = task.counts()
     init_key, run_key = jax.random.split(jax.random.PRNGKey(loop.seed))
     target = build_target(
-        task, options.sampler, x, y, counts[2], init_key, loop.batch_size, options.init_values
+        task,
+        options.sampler,
+        x,
+        y,
+        counts[2],
+        init_key,
+        loop.batch_size,
+        options.init_values,
+        extras,
+        init_jitter=options.init_jitter,
     )
     sampler = _sampler(options, target, counts, init_key)
-    fp = _fingerprint(loop, task, options, sampler.carry, counts, x, y)
+    fp = _fingerprint(loop, task, options, sampler.carry, counts, x, y, extras)
     checkpointer = checkpointer_for(loop, fp, resume=options.resume)
     mesh = chain_mesh(counts[2])
     program = build_sampler_program(
@@ -192,9 +224,16 @@ def _run(
     lmbda = adapted.get("lmbda")
     op, diag, msgs = None, None, []
     if samples and next(iter(samples.values())).shape[1] > 0:
-        diag = diagnostics(samples, stats.get("diverging"))
+        diag = diagnostics(
+            samples,
+            stats.get("diverging"),
+            sample_stats={k: v for k, v in stats.items() if k != "diverging"},
+            max_tree_depth=options.params.get("max_tree_depth")
+            if options.sampler == "nuts"
+            else None,
+        )
         msgs = warn_diagnostics(diag, BACKEND)
-        op = _predictive_op(task, samples, stats, loop.seed)
+        op = _predictive_op(task, samples, stats, loop.seed, sites)
     if lmbda is not None and min(lmbda) < 1.0:
         msgs = [*msgs, _unfinished_tempering(lmbda, options)]
     info: dict[str, Any] = {
@@ -224,14 +263,20 @@ def _run(
 
 
 def _predictive_op(
-    task: BlackjaxTask, samples: dict[str, Any], stats: dict[str, Any], seed: int
+    task: BlackjaxTask,
+    samples: dict[str, Any],
+    stats: dict[str, Any],
+    seed: int,
+    sites: dict[str, Any] | None,
 ) -> NumpyroPredictiveOp:
     nt = task.numpyro_task
     if nt is not None:
+        # None: a factor likelihood, no site to draw predictions from (the op says so).
+        site = nt.predictive_site if sites is None or nt.predictive_site in sites else None
         return NumpyroPredictiveOp(
-            cast(Callable[..., Any], nt.model),
+            nt.bound_model(),
             samples,
-            predictive_site=nt.predictive_site,
+            predictive_site=site,
             predictive_samples=nt.predictive_samples,
             sample_stats=stats,
             seed=seed,

@@ -12,13 +12,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
 from pipekit_train.adapters.bayes import (
     bind_data_size,
     check_task_on_data,
+    init_to_value_jittered,
     log_density_from_model,
     minibatch_log_density_from_model,
 )
@@ -109,7 +110,7 @@ def _check_init_values(sites: dict[str, Any] | None, values: Any) -> None:
 
 
 def _check_sg(
-    task: BlackjaxTask, sampler: str, x: Any, y: Any, batch_size: int
+    task: BlackjaxTask, sampler: str, x: Any, y: Any, batch_size: int, extras: dict[str, Any]
 ) -> dict[str, Any] | None:
     """sgld / sghmc: a dataset to draw minibatches from, and a target split over its rows;
     the NumPyro model's sites (``None`` on the raw path)."""
@@ -129,9 +130,9 @@ def _check_sg(
         )
     if nt is not None:
         model = bind_data_size(
-            cast(Callable[..., Any], nt.model), n, batch_size, backend=f"blackjax {sampler}"
+            nt.bound_model(), n, batch_size, backend=f"blackjax {sampler}", ordered=nt.ordered
         )
-        return check_task_on_data(nt, x, y, model=model)
+        return check_task_on_data(nt, x, y, model=model, extras=extras)
     if task.logprior_fn is None or task.loglik_fn is None:
         raise ConfigError(
             f"sampler {sampler!r} needs BlackjaxTask(logprior_fn=..., loglik_fn=..., "
@@ -158,12 +159,16 @@ def check_target(
     y: Any,
     batch_size: int,
     init_values: dict[str, Any] | None = None,
-) -> None:
-    """Every check of the task against the sampler and data that compiles nothing."""
+    extras: dict[str, Any] | None = None,
+) -> dict[str, Any] | None:
+    """Every check of the task against the sampler and data that compiles nothing; the
+    NumPyro model's sites (``None`` on the raw path)."""
     nt = task.numpyro_task
+    extras = dict(extras or {})
     if sampler in SG_SAMPLERS:
-        _check_init_values(_check_sg(task, sampler, x, y, batch_size), init_values)
-        return
+        sg_sites = _check_sg(task, sampler, x, y, batch_size, extras)
+        _check_init_values(sg_sites, init_values)
+        return sg_sites
     sites = None
     if nt is not None:
         if x is None:
@@ -172,7 +177,7 @@ def check_target(
                 "give dataset=(X, Y)",
                 field="dataset",
             )
-        sites = check_task_on_data(nt, x, y)
+        sites = check_task_on_data(nt, x, y, extras=extras)
         dim = sum(
             int(np.prod(s["shape"]))
             for s in sites.values()
@@ -199,6 +204,7 @@ def check_target(
             f"has {dim}; use sampler 'nuts' for a one-dimensional target",
             field="task.init_position" if nt is None else "task.numpyro_task",
         )
+    return sites
 
 
 @contextlib.contextmanager
@@ -237,6 +243,9 @@ def build_target(
     init_key: Any,
     batch_size: int,
     init_values: dict[str, Any] | None = None,
+    extras: dict[str, Any] | None = None,
+    *,
+    init_jitter: float = 0.0,
 ) -> Target:
     """The arrays and functions the sampler runs on (``check_target`` has passed).
 
@@ -257,14 +266,18 @@ def build_target(
         return jax.tree_util.tree_map(leaf, position)
 
     nt = task.numpyro_task
+    kwargs = {k: jnp.asarray(v) for k, v in (extras or {}).items()}
     init_strategy = None
     if init_values:
-        init_strategy = init_to_value(
-            values={k: jnp.asarray(v, dtype) for k, v in init_values.items()}
+        values = {k: jnp.asarray(v, dtype) for k, v in init_values.items()}
+        init_strategy = (
+            init_to_value_jittered(values=values, scale=init_jitter)
+            if init_jitter > 0
+            else init_to_value(values=values)
         )
     if nt is not None and sampler in SG_SAMPLERS:
         n = int(np.shape(x)[0])
-        model = bind_data_size(cast(Callable[..., Any], nt.model), n, batch_size)
+        model = bind_data_size(nt.bound_model(), n, batch_size, ordered=nt.ordered)
         with _starts_from(init_values):
             minibatch = minibatch_log_density_from_model(
                 model,
@@ -274,6 +287,7 @@ def build_target(
                 rng_key=init_key,
                 num_chains=num_chains,
                 init_strategy=init_strategy,
+                kwargs=kwargs,
             )
         return Target(
             minibatch.init_position,
@@ -284,12 +298,13 @@ def build_target(
     if nt is not None:
         with _starts_from(init_values):
             bridge = log_density_from_model(
-                cast(Callable[..., Any], nt.model),
+                nt.bound_model(),
                 jnp.asarray(x),
                 None if y is None else jnp.asarray(y),
                 rng_key=init_key,
                 num_chains=num_chains,
                 init_strategy=init_strategy,
+                model_kwargs=kwargs,
             )
         return Target(bridge.init_position, bridge.logdensity_fn, None, bridge.postprocess_fn)
     grad_fn = None

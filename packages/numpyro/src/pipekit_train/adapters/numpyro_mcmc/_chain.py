@@ -12,7 +12,7 @@ and settings, and the ``HMCState`` (adaptation included) is the whole carry.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jax
@@ -38,6 +38,11 @@ def make_init_strategy(options: McmcOptions) -> Callable[..., Any]:
     }[options.init_strategy]
     if options.init_values:
         values = {k: jnp.asarray(v) for k, v in options.init_values.items()}
+        if options.init_jitter > 0:
+            from pipekit_train.adapters.bayes import init_to_value_jittered
+
+            # Each chain its own start around the values (uniform for the other sites).
+            return init_to_value_jittered(values=values, scale=options.init_jitter)
         return infer.init_to_value(values=values)  # falls back to uniform for the rest
     return base
 
@@ -49,11 +54,21 @@ def make_kernel(model: Callable[..., Any], options: McmcOptions) -> Any:
     if options.kernel_object is not None:
         return options.kernel_object
 
+    imm = options.inverse_mass_matrix
+    if isinstance(imm, dict):
+        imm = {k: jnp.asarray(v) for k, v in imm.items()}
+    elif imm is not None:
+        imm = jnp.asarray(imm)
     common = dict(
         dense_mass=options.dense_mass,
         target_accept_prob=options.target_accept,
         init_strategy=make_init_strategy(options),
         regularize_mass_matrix=options.regularize_mass_matrix,
+        step_size=options.step_size,
+        adapt_step_size=options.adapt_step_size,
+        adapt_mass_matrix=options.adapt_mass_matrix,
+        inverse_mass_matrix=imm,
+        forward_mode_differentiation=options.forward_mode_differentiation,
     )
     if options.kernel == "hmc":
         extra: dict[str, Any] = {}
@@ -80,13 +95,17 @@ class ChainStep:
     x: Any
     y: Any
     chain_method: str = "vectorized"
+    #: the dataset's named arrays beyond x / y, passed to the model as keywords
+    kwargs: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._postprocess: Any = None
         # A jit boundary around kernel.sample, as MCMC.run's fori_collect has one around its
         # loop body: without it XLA fuses the transition into the surrounding scan differently
         # and a single chain drifts from MCMC.run in the last bits (measured, NumPyro 0.22).
-        self._sample = jax.jit(lambda state: self.kernel.sample(state, (self.x, self.y), {}))
+        self._sample = jax.jit(
+            lambda state: self.kernel.sample(state, (self.x, self.y), self.kwargs)
+        )
 
     @property
     def num_chains(self) -> int:
@@ -99,15 +118,17 @@ class ChainStep:
         key = jax.random.PRNGKey(seed)
         args = (self.x, self.y)
         if self.num_chains == 1:
-            state = self.kernel.init(key, self.task.num_warmup, None, args, {})
+            state = self.kernel.init(key, self.task.num_warmup, None, args, self.kwargs)
         elif self.chain_method == "vectorized":
             keys = jax.random.split(key, self.num_chains)
-            state = self.kernel.init(keys, self.task.num_warmup, None, args, {})
+            state = self.kernel.init(keys, self.task.num_warmup, None, args, self.kwargs)
         else:  # sequential: each chain initialised alone, as MCMC.run's lax.map does
             keys = jax.random.split(key, self.num_chains)
-            states = [self.kernel.init(k, self.task.num_warmup, None, args, {}) for k in keys]
+            states = [
+                self.kernel.init(k, self.task.num_warmup, None, args, self.kwargs) for k in keys
+            ]
             state = jax.tree.map(lambda *a: jnp.stack(a), *states)
-        self._postprocess = self.kernel.postprocess_fn(args, {})
+        self._postprocess = self.kernel.postprocess_fn(args, self.kwargs)
         return state
 
     def _one(self, state: Any) -> tuple[Any, dict[str, Any]]:
@@ -115,12 +136,17 @@ class ChainStep:
         return new, self._draw(new)
 
     def _draw(self, state: Any) -> dict[str, Any]:
+        steps = jnp.asarray(state.num_steps, jnp.int32)
         return {
             "samples": self._postprocess(state.z),
             "diverging": state.diverging,
             "accept_prob": state.accept_prob,
             "num_steps": state.num_steps,
             "potential_energy": state.potential_energy,
+            "energy": state.energy,
+            "step_size": state.adapt_state.step_size,
+            # NUTS's tree depth d holds 2^(d-1) <= leapfrog steps <= 2^d - 1: the bit length.
+            "tree_depth": jnp.int32(32) - jax.lax.clz(steps),
         }
 
     def step(self, state: Any) -> tuple[Any, dict[str, Any]]:

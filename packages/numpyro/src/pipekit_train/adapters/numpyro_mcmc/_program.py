@@ -23,6 +23,15 @@ from ._chain import ChainStep
 __all__ = ["build_sampler_program", "SAMPLE_PREFIX", "STAT_NAMES"]
 
 STAT_NAMES = ("diverging", "accept_prob", "num_steps", "potential_energy")
+#: The draw's statistics into the trace, under ArviZ's names (``STAT_KEYS``).
+TRACE_STATS = {
+    "diverging": "diverging",
+    "tree_depth": "tree_depth",
+    "energy": "energy",
+    "step_size": "step_size",
+    "num_steps": "n_steps",
+    "accept_prob": "acceptance_rate",
+}
 
 
 def _metrics(draw: dict[str, Any]) -> dict[str, Any]:
@@ -35,7 +44,8 @@ def build_sampler_program(chain: ChainStep, state: Any, seed: int) -> Program:
     def sampling(carry: Any, batch: Any, key: jax.Array) -> tuple[Any, ...]:
         new, draw = chain.step(carry)
         outputs = {f"{SAMPLE_PREFIX}{k}": v for k, v in draw["samples"].items()}
-        outputs["diverging"] = draw["diverging"]
+        outputs.update({arviz: draw[name] for name, arviz in TRACE_STATS.items()})
+        outputs["lp"] = -draw["potential_energy"]
         return new, _metrics(draw), outputs
 
     def warmup(carry: Any, batch: Any, key: jax.Array) -> tuple[Any, ...]:

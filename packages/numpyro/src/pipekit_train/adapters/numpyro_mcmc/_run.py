@@ -13,8 +13,8 @@ from pipekit_train.adapters.bayes import (
     check_task_on_data,
     diagnostics,
     draws_by_chain,
-    full_data,
     library_versions,
+    model_data,
     model_import_string,
     precision,
     require_task,
@@ -35,19 +35,30 @@ BACKEND = "numpyro-mcmc"
 __all__ = ["run", "BACKEND"]
 
 
-def _data_digest(x: np.ndarray, y: np.ndarray) -> str:
+def _data_digest(x: np.ndarray, y: np.ndarray, extras: dict[str, np.ndarray]) -> str:
     h = hashlib.sha256()
-    for a in (x, y):
+    for name, a in (("x", x), ("y", y), *sorted(extras.items())):
+        if name not in ("x", "y"):
+            h.update(name.encode())  # only named arrays add to the digest (x / y as before)
         h.update(f"{a.shape}{a.dtype}".encode())
         h.update(np.ascontiguousarray(a).tobytes())
     return h.hexdigest()[:16]
+
+
+def _jsonable(value: Any) -> Any:
+    """Arrays (and tuple-keyed blocks) as lists, for the fingerprint."""
+    if isinstance(value, dict):
+        return {",".join(k): np.asarray(v).tolist() for k, v in value.items()}
+    return None if value is None else np.asarray(value).tolist()
 
 
 def _model_name(model: Any) -> str:
     return model_import_string(model) or str(getattr(model, "__qualname__", type(model).__name__))
 
 
-def _fingerprint(loop: Any, task: Any, options: McmcOptions, state: Any, x: Any, y: Any) -> Any:
+def _fingerprint(
+    loop: Any, task: Any, options: McmcOptions, state: Any, x: Any, y: Any, extras: Any
+) -> Any:
     from pipekit_train.jax.structure import tree_structure_digest
 
     return core_fingerprint(
@@ -57,7 +68,8 @@ def _fingerprint(loop: Any, task: Any, options: McmcOptions, state: Any, x: Any,
         optimizer=False,
         extra={
             "model": _model_name(task.model),
-            "data": _data_digest(x, y),
+            "data": _data_digest(x, y, extras),
+            **({"model_kwargs": task.model_kwargs} if task.model_kwargs else {}),
             "num_warmup": task.num_warmup,
             "num_samples": task.num_samples,
             "num_chains": task.num_chains,
@@ -87,6 +99,12 @@ def _sampler_record(options: McmcOptions) -> dict[str, Any]:
         "regularize_mass_matrix": options.regularize_mass_matrix,
         "init_strategy": options.init_strategy,
         "init_values": options.init_values,
+        "step_size": options.step_size,
+        "adapt_step_size": options.adapt_step_size,
+        "adapt_mass_matrix": options.adapt_mass_matrix,
+        "inverse_mass_matrix": _jsonable(options.inverse_mass_matrix),
+        "forward_mode_differentiation": options.forward_mode_differentiation,
+        "init_jitter": options.init_jitter,
         "x64": options.x64,
     }
 
@@ -122,7 +140,7 @@ def _run(
     from ._chain import ChainStep, make_kernel
     from ._program import build_sampler_program
 
-    x, y = full_data(loop.dataset, "TrainingLoop.dataset")
+    x, y, extras = model_data(loop.dataset, "TrainingLoop.dataset")
     if y is None:
         raise DataError(
             "TrainingLoop.dataset has no 'y': numpyro-mcmc conditions the model's "
@@ -131,16 +149,23 @@ def _run(
     dtype = jnp.result_type(float)
     x = np.asarray(x, dtype=dtype) if np.asarray(x).dtype.kind == "f" else np.asarray(x)
     y = np.asarray(y, dtype=dtype) if np.asarray(y).dtype.kind == "f" else np.asarray(y)
-    check_task_on_data(task, x, y)
+    extras = {
+        k: np.asarray(v, dtype=dtype) if v.dtype.kind == "f" else v for k, v in extras.items()
+    }
+    sites = check_task_on_data(task, x, y, extras=extras)
+    # None: a factor likelihood, no site to draw predictions from (the op says so).
+    site = task.predictive_site if task.predictive_site in sites else None
     if options.kernel_object is not None:
         from ._user_kernel import check_user_kernel
 
         check_user_kernel(options.kernel_object, task, options, dict(loop.backend_options))
 
-    kernel = make_kernel(task.model, options)
-    chain = ChainStep(kernel, task, jnp.asarray(x), jnp.asarray(y), options.chain_method)
+    model = task.bound_model()
+    kernel = make_kernel(model, options)
+    kwargs = {k: jnp.asarray(v) for k, v in extras.items()}
+    chain = ChainStep(kernel, task, jnp.asarray(x), jnp.asarray(y), options.chain_method, kwargs)
     state = chain.init(loop.seed)
-    fp = _fingerprint(loop, task, options, state, x, y)
+    fp = _fingerprint(loop, task, options, state, x, y, extras)
 
     from pipekit_train.jax.checkpoint import checkpointer_for
 
@@ -162,12 +187,17 @@ def _run(
     diag: dict[str, Any] | None = None
     msgs: list[str] = []
     if samples and next(iter(samples.values())).shape[1] > 0:
-        diag = diagnostics(samples, stats.get("diverging"))
+        diag = diagnostics(
+            samples,
+            stats.get("diverging"),
+            sample_stats={k: v for k, v in stats.items() if k != "diverging"},
+            max_tree_depth=options.max_tree_depth if options.kernel == "nuts" else None,
+        )
         msgs = warn_diagnostics(diag, BACKEND)
         op = NumpyroPredictiveOp(
-            task.model,
+            model,
             samples,
-            predictive_site=task.predictive_site,
+            predictive_site=site,
             predictive_samples=task.predictive_samples,
             sample_stats=stats,
             seed=loop.seed,

@@ -33,6 +33,10 @@ _SETTINGS = {
     "num_steps": "_num_steps",
     "trajectory_length": "_trajectory_length",
     "regularize_mass_matrix": "_regularize_mass_matrix",
+    "step_size": "_step_size",
+    "adapt_step_size": "_adapt_step_size",
+    "adapt_mass_matrix": "_adapt_mass_matrix",
+    "forward_mode_differentiation": "_forward_mode_differentiation",
 }
 #: The kernel's own argument names, for the messages.
 _ARGUMENT = {
@@ -42,6 +46,10 @@ _ARGUMENT = {
     "num_steps": "num_steps",
     "trajectory_length": "trajectory_length",
     "regularize_mass_matrix": "regularize_mass_matrix",
+    "step_size": "step_size",
+    "adapt_step_size": "adapt_step_size",
+    "adapt_mass_matrix": "adapt_mass_matrix",
+    "forward_mode_differentiation": "forward_mode_differentiation",
 }
 _RECORDED = (
     "_step_size",
@@ -92,6 +100,14 @@ def check_user_kernel(kernel: Any, task: Any, options: Any, raw: dict[str, Any])
             f"task's model: {_name(kernel)}(task.model, ...)",
             field="backend_options.kernel",
         )
+    if getattr(task, "model_kwargs", None):
+        raise ConfigError(
+            f"task.model_kwargs ({sorted(task.model_kwargs)}) cannot reach the model of "
+            f"backend_options.kernel, a {_name(kernel)} built on task.model itself; drop "
+            "model_kwargs and give their values as defaults of the model's keywords, or pass "
+            "the kernel by name ('nuts' / 'hmc') with its settings as backend_options",
+            field="task.model_kwargs",
+        )
     defaults = McmcOptions()
     for option, attr in _SETTINGS.items():
         given = getattr(options, option)
@@ -106,13 +122,13 @@ def check_user_kernel(kernel: Any, task: Any, options: Any, raw: dict[str, Any])
                 f"{_ARGUMENT[option]}={given!r}",
                 field=f"backend_options.{option}",
             )
-    for option in ("init_strategy", "init_values"):
-        if option in raw or getattr(options, option) != getattr(defaults, option):
+    for option in ("init_strategy", "init_values", "init_jitter", "inverse_mass_matrix"):
+        if option in raw:
             raise ConfigError(
                 f"backend_options.{option} contradicts backend_options.kernel, a "
                 f"{_name(kernel)} with its own init_strategy "
-                f"({_strategy_name(getattr(kernel, '_init_strategy', None))}); drop "
-                f"backend_options.{option}, or build the kernel with init_strategy=...",
+                f"({_strategy_name(getattr(kernel, '_init_strategy', None))}) and mass "
+                f"matrix; drop backend_options.{option}, or give it to the kernel you build",
                 field=f"backend_options.{option}",
             )
 

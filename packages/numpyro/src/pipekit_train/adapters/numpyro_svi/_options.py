@@ -12,7 +12,10 @@ __all__ = ["SviOptions", "parse_options"]
 _KNOWN = {
     "steps_per_call": "SVI steps fused into one compiled call (int >= 1, default 50)",
     "worker_count": "Grain worker processes for the training data (int >= 0, default 0)",
-    "shuffle": "shuffle the training data each epoch (bool, default True)",
+    "shuffle": (
+        "shuffle the rows each epoch when minibatching (bool, default True); a full batch "
+        "(batch_size = the dataset's rows) is never shuffled"
+    ),
     "resume": "'auto' (default), 'never' or 'force'",
     "x64": "compute in float64 (bool, default False)",
     "compilation_cache": "JAX persistent compilation cache folder, or None/'off'",

@@ -25,13 +25,15 @@ def build_svi_program(
     state: Any,
     *,
     seed: int,
-    val: tuple[Any, Any] | None,
-    val_elbo: Callable[[Any, Any, Any], jax.Array] | None,
+    val: tuple[Any, Any, dict[str, Any]] | None,
+    val_elbo: Callable[[Any, Any, Any, Any], jax.Array] | None,
+    keywords: tuple[str, ...] = (),
 ) -> Program:
-    """The driver's program for ``svi`` from its initial ``state``."""
+    """The driver's program for ``svi`` from its initial ``state``; ``keywords`` are the
+    batch's named arrays beyond ``x`` / ``y``, passed to the model by name."""
 
     def step(carry: Any, batch: Any, key: jax.Array) -> tuple[Any, dict[str, jax.Array]]:
-        new, loss = svi.update(carry, batch["x"], batch["y"])
+        new, loss = svi.update(carry, batch["x"], batch["y"], **{k: batch[k] for k in keywords})
         metrics = {"loss": loss, "elbo": -loss}
         lr = current_learning_rate(carry.optim_state)  # an inject_hyperparams optimiser's rate
         if lr is not None:
@@ -41,10 +43,10 @@ def build_svi_program(
     evaluate = None
     if val is not None and val_elbo is not None:
         compiled = jax.jit(val_elbo)
-        xv, yv = val
+        xv, yv, kv = val
 
         def evaluate(carry: Any) -> dict[str, float]:
-            loss = float(compiled(carry, xv, yv))
+            loss = float(compiled(carry, xv, yv, kv))
             return {"loss": loss, "elbo": -loss}
 
     return build_program(step, state, base_key=jax.random.PRNGKey(seed), evaluate=evaluate)

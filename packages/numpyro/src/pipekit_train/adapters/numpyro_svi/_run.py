@@ -12,9 +12,9 @@ from pipekit_train.adapters.bayes import (
     NumpyroPredictiveOp,
     bind_data_size,
     check_task_on_data,
-    full_data,
     library_versions,
     make_guide,
+    model_data,
     model_import_string,
     precision,
     require_task,
@@ -75,37 +75,53 @@ def _run(
     from pipekit_train.jax.optim import resolve_optimizer
     from pipekit_train.jax.structure import tree_structure_digest
 
-    x, y = full_data(loop.dataset, "TrainingLoop.dataset")
+    x, y, extras = model_data(loop.dataset, "TrainingLoop.dataset")
     if y is None:
         raise DataError(
             "TrainingLoop.dataset has no 'y': numpyro-svi conditions the model's "
             f"{task.predictive_site!r} site on it; give {{'x': X, 'y': Y}} or (X, Y)"
         )
-    val: tuple[Any, Any] | None = None
-    if loop.val_dataset is not None:
-        xv, yv = full_data(loop.val_dataset, "TrainingLoop.val_dataset")
-        if yv is None:
-            raise DataError("TrainingLoop.val_dataset has no 'y'; the validation ELBO needs it")
-        val = (jnp.asarray(xv), jnp.asarray(yv))
     dtype = jnp.result_type(float)
     cast = lambda a: a.astype(dtype) if a.dtype.kind == "f" else a  # noqa: E731
-    data = {"x": cast(np.asarray(x)), "y": cast(np.asarray(y))}
+    val: tuple[Any, Any, dict[str, Any]] | None = None
+    if loop.val_dataset is not None:
+        xv, yv, extras_v = model_data(loop.val_dataset, "TrainingLoop.val_dataset")
+        if yv is None:
+            raise DataError("TrainingLoop.val_dataset has no 'y'; the validation ELBO needs it")
+        val = (
+            jnp.asarray(xv),
+            jnp.asarray(yv),
+            {k: jnp.asarray(cast(v)) for k, v in extras_v.items()},
+        )
+    data = {
+        "x": cast(np.asarray(x)),
+        "y": cast(np.asarray(y)),
+        **{k: cast(v) for k, v in extras.items()},
+    }
     n = int(data["x"].shape[0])
-    source = BatchSource(data, loop.batch_size, loop.seed, shuffle=options.shuffle)
-    model = bind_data_size(task.model, n, loop.batch_size)
+    # A full batch is never shuffled: every step sees the rows in the dataset's order, so an
+    # order-dependent likelihood (a time series, an HMM) sees its series (issue 25).
+    shuffle = options.shuffle and loop.batch_size < n
+    base_model = task.bound_model()
+    model = bind_data_size(base_model, n, loop.batch_size, ordered=task.ordered)
+    source = BatchSource(data, loop.batch_size, loop.seed, shuffle=shuffle)
+    names = tuple(extras)
     first = source[0]
-    sites = check_task_on_data(task, first["x"], first["y"], model=model)
+    sites = check_task_on_data(
+        task, first["x"], first["y"], model=model, extras={k: first[k] for k in names}
+    )
     if val is not None:
-        check_task_on_data(task, val[0], val[1])
+        check_task_on_data(task, val[0], val[1], extras=val[2])
 
     tx = resolve_optimizer(loop.optimizer_config, max_steps=loop.max_steps)
     guide: Any = make_guide(task.guide, model)
     loss = task.loss if task.loss is not None else Trace_ELBO()
     svi = SVI(model, guide, optax_to_numpyro(tx), loss)
+    first_kw = {k: jnp.asarray(first[k]) for k in names}
     root = jax.random.PRNGKey(loop.seed)
     init_key, eval_key, predict_key = jax.random.split(root, 3)
     try:
-        state = svi.init(init_key, jnp.asarray(first["x"]), jnp.asarray(first["y"]))
+        state = svi.init(init_key, jnp.asarray(first["x"]), jnp.asarray(first["y"]), **first_kw)
     except Exception as exc:  # the guide does not fit the model (e.g. a bad callable guide)
         raise ConfigError(
             f"task.guide: initialising SVI failed: {type(exc).__name__}: {exc}",
@@ -115,8 +131,8 @@ def _run(
     # The user's own optax object (issue 20): used as given, identity derived for the guard.
     own = own_optimizer(loop, svi.get_params(state), optimizer_id=options.optimizer_id)
 
-    def val_elbo(carry: Any, xv: Any, yv: Any) -> Any:
-        return loss.loss(eval_key, svi.get_params(carry), task.model, guide, xv, yv)
+    def val_elbo(carry: Any, xv: Any, yv: Any, kv: Any) -> Any:
+        return loss.loss(eval_key, svi.get_params(carry), base_model, guide, xv, yv, **kv)
 
     fp = core_fingerprint(
         loop,
@@ -130,6 +146,8 @@ def _run(
             "loss": type(loss).__name__,
             "num_particles": getattr(loss, "num_particles", 1),
             "x64": options.x64,
+            **({"model_kwargs": task.model_kwargs} if task.model_kwargs else {}),
+            **({"data_keywords": list(names)} if names else {}),
         },
         optimizer_identity=own.identity if own is not None else None,
     )
@@ -138,7 +156,9 @@ def _run(
     checkpointer = checkpointer_for(loop, fp, resume=options.resume)
     from ._program import build_svi_program
 
-    program = build_svi_program(svi, state, seed=loop.seed, val=val, val_elbo=val_elbo)
+    program = build_svi_program(
+        svi, state, seed=loop.seed, val=val, val_elbo=val_elbo, keywords=names
+    )
     result = run_driver(
         loop,
         program,
@@ -157,17 +177,17 @@ def _run(
     deterministic = [k for k, v in sites.items() if v["type"] == "deterministic"]
     latent = [k for k, v in sites.items() if v["type"] == "sample" and not v["is_observed"]]
     draws = Predictive(
-        task.model,
+        base_model,
         guide=guide,
         params=params,
         num_samples=task.predictive_samples,
         return_sites=latent + deterministic,
-    )(predict_key, jnp.asarray(data["x"]), None)
+    )(predict_key, jnp.asarray(data["x"]), None, **{k: jnp.asarray(data[k]) for k in names})
     samples = {k: np.asarray(v)[None] for k, v in draws.items() if k in latent + deterministic}
     op = NumpyroPredictiveOp(
-        task.model,
+        base_model,
         samples,
-        predictive_site=task.predictive_site,
+        predictive_site=task.predictive_site if task.predictive_site in sites else None,
         predictive_samples=task.predictive_samples,
         seed=loop.seed,
     )
@@ -196,6 +216,7 @@ def _run(
         **result.run_info(started),
         "eval_metrics": dict(result.eval_metrics),
         "steps_per_call": options.steps_per_call,
+        "shuffled": shuffle,
     }
     if own is not None:
         info["optimizer"] = own.info()

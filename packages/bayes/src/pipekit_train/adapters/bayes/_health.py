@@ -1,0 +1,205 @@
+"""The sampler-health checks Stan and PyMC users expect, beyond R-hat and ESS.
+
+Computed from the draws and the per-draw sampler statistics (``STAT_KEYS``), each
+with the likely cause and the fix in its message:
+
+- tree-depth saturation: the share of draws whose NUTS tree reached ``max_tree_depth``
+  (Stan's ``treedepth__`` check): the sampler stopped its trajectories early;
+- E-BFMI per chain, ``arviz.bfmi`` of the energy (Stan's and PyMC's threshold 0.3):
+  the momentum resampling cannot explore the energy levels (heavy tails, funnels);
+- stuck chains: a chain whose draws changed in under ``STUCK_MOVE_FRACTION`` of its
+  steps (a bad start; fix: another start), and separated chains: chains that each
+  move but sit far apart (a multimodal posterior or starts in different modes);
+- where the divergences are: the site whose divergent draws lie farthest from the rest.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "health",
+    "health_warnings",
+    "EBFMI_MIN",
+    "TREE_DEPTH_SHARE_MAX",
+    "STUCK_MOVE_FRACTION",
+    "SEPARATION_MIN",
+]
+
+#: E-BFMI below this (per chain) warns; Stan's and PyMC's threshold.
+EBFMI_MIN = 0.3
+#: Warn when more than this share of the draws saturated the tree depth (PyMC warns at
+#: any; a single saturated draw in a thousand is no problem worth a warning).
+TREE_DEPTH_SHARE_MAX = 0.01
+#: A chain whose draws changed in fewer than this share of its steps is stuck.
+STUCK_MOVE_FRACTION = 0.05
+#: Chains are separated on a site when two chains' means differ by more than this many
+#: within-chain sds (and R-hat is above its threshold).
+SEPARATION_MIN = 4.0
+
+
+def _flat_sites(samples: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Every scalar component as ``(chains, draws)``, named ``site`` or ``site[i]``."""
+    out: dict[str, np.ndarray] = {}
+    for name, value in samples.items():
+        a = np.asarray(value, dtype=float)
+        flat = a.reshape(a.shape[0], a.shape[1], -1)
+        if flat.shape[2] == 1 and a.ndim == 2:
+            out[name] = flat[:, :, 0]
+            continue
+        for i in range(flat.shape[2]):
+            idx = np.unravel_index(i, a.shape[2:])
+            out[f"{name}[{','.join(str(j) for j in idx)}]"] = flat[:, :, i]
+    return out
+
+
+def _moves(flat: dict[str, np.ndarray]) -> np.ndarray:
+    """Per chain: the share of steps in which any component changed."""
+    stacked = np.stack(list(flat.values()), axis=-1)  # (chains, draws, k)
+    if stacked.shape[1] < 2:
+        return np.ones(stacked.shape[0])
+    changed = np.any(stacked[:, 1:] != stacked[:, :-1], axis=-1)
+    return np.asarray(changed.mean(axis=1), dtype=float)
+
+
+def _separated(flat: dict[str, np.ndarray], stuck: list[int]) -> dict[str, float]:
+    """Components whose moving chains' means differ by > SEPARATION_MIN within-chain sds."""
+    out: dict[str, float] = {}
+    for name, a in flat.items():
+        keep = [c for c in range(a.shape[0]) if c not in stuck]
+        if len(keep) < 2 or a.shape[1] < 2:
+            continue
+        means = a[keep].mean(axis=1)
+        within = float(np.sqrt(np.mean(a[keep].var(axis=1, ddof=1))))
+        if not np.isfinite(within) or within <= 0:
+            continue
+        gap = float((means.max() - means.min()) / within)
+        if gap > SEPARATION_MIN:
+            out[name] = gap
+    return out
+
+
+def _divergence_site(
+    flat: dict[str, np.ndarray], diverging: np.ndarray
+) -> tuple[str, float, float] | None:
+    """The component whose divergent draws lie farthest (in sds) from all draws: its name,
+    the divergent draws' mean and every draw's mean."""
+    mask = np.asarray(diverging, dtype=bool).reshape(-1)
+    if not mask.any() or mask.all():
+        return None
+    best: tuple[str, float, float] | None = None
+    score = 0.5  # below half an sd the divergences are spread, not located
+    for name, a in flat.items():
+        v = a.reshape(-1)
+        sd = float(v.std())
+        if not np.isfinite(sd) or sd <= 0:
+            continue
+        d = abs(float(v[mask].mean()) - float(v.mean())) / sd
+        if d > score:
+            score, best = d, (name, float(v[mask].mean()), float(v.mean()))
+    return best
+
+
+def health(
+    samples: Mapping[str, Any],
+    sample_stats: Mapping[str, Any] | None,
+    *,
+    max_tree_depth: int | None = None,
+) -> dict[str, Any]:
+    """JSON-able health figures of an MCMC run (``(chains, draws, …)`` draws and stats)."""
+    stats = {k: np.asarray(v) for k, v in (sample_stats or {}).items()}
+    flat = _flat_sites(samples)
+    moves = _moves(flat) if flat else np.ones(0)
+    stuck = [int(c) for c in np.flatnonzero(moves < STUCK_MOVE_FRACTION)]
+    out: dict[str, Any] = {
+        "chain_move_fraction": [round(float(m), 4) for m in moves],
+        "stuck_chains": stuck,
+        "separated": {k: round(v, 2) for k, v in _separated(flat, stuck).items()},
+    }
+    depth = stats.get("tree_depth")
+    if depth is not None and max_tree_depth is not None:
+        out["max_tree_depth"] = int(max_tree_depth)
+        out["tree_depth_saturated"] = int(np.sum(depth >= max_tree_depth))
+    energy = stats.get("energy")
+    if energy is not None and energy.ndim == 2 and energy.shape[1] > 2:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import arviz as az
+
+            out["e_bfmi"] = [float(b) for b in az.bfmi(energy)]
+    diverging = stats.get("diverging")
+    located = _divergence_site(flat, diverging) if diverging is not None else None
+    if located is not None:
+        out["divergences_at"] = {"site": located[0], "mean": located[1], "overall": located[2]}
+    return out
+
+
+def health_warnings(diag: Mapping[str, Any], rhat_max: float) -> tuple[list[str], set[str]]:
+    """The messages the health figures call for, and the sites whose R-hat they explain
+    (so the generic "run longer" R-hat advice is not given for them)."""
+    out: list[str] = []
+    explained: set[str] = set()
+    chains, draws = diag["num_chains"], diag["num_draws"]
+    stuck = diag.get("stuck_chains") or []
+    if stuck:
+        moved = diag["chain_move_fraction"]
+        which = ", ".join(f"{c} (moved in {moved[c]:.0%} of its draws)" for c in stuck)
+        out.append(
+            f"chain(s) {which} never moved: the chain is stuck, most likely at a bad start "
+            "(a region it cannot leave at the adapted step size), not too short. Start it "
+            "elsewhere: backend_options.init_values (jittered per chain) or init_strategy "
+            "('median', 'sample'), and check the model's support"
+        )
+        explained |= set(diag["sites"])
+    separated = diag.get("separated") or {}
+    if chains > 1 and separated:
+        bad = {n for n in separated if _site_of(n) in _high_rhat(diag, rhat_max)}
+        if bad:
+            shown = ", ".join(f"{n} ({separated[n]:.0f} sd apart)" for n in sorted(bad)[:5])
+            out.append(
+                f"the chains sit apart on {shown}: each chain moves but they disagree, so the "
+                "posterior is multimodal or the chains started in different modes; running "
+                "longer rarely helps. Start them together (backend_options.init_values, "
+                "init_strategy), or remove the symmetry (an ordering constraint against label "
+                "switching) or reparameterise"
+            )
+            explained |= {_site_of(n) for n in bad}
+    saturated = diag.get("tree_depth_saturated")
+    if saturated and saturated > TREE_DEPTH_SHARE_MAX * chains * draws:
+        share = saturated / (chains * draws)
+        out.append(
+            f"{saturated} of {chains * draws} draws ({share:.0%}) reached the maximum tree "
+            f"depth {diag['max_tree_depth']}: NUTS cut those trajectories short, so the "
+            "chains explore slowly (an efficiency, not a validity, concern). Raise "
+            "backend_options.max_tree_depth, or reparameterise / use dense_mass for a badly "
+            "scaled or correlated posterior"
+        )
+    bfmi = diag.get("e_bfmi")
+    if bfmi:
+        low = [(c, b) for c, b in enumerate(bfmi) if b < EBFMI_MIN]
+        if low:
+            shown = ", ".join(f"chain {c} ({b:.2f})" for c, b in low)
+            out.append(
+                f"E-BFMI below {EBFMI_MIN} for {shown}: the momentum resampling cannot reach "
+                "the energy levels the posterior needs (heavy tails or a funnel), so the "
+                "draws may be biased; reparameterise (non-centred) or use a lighter-tailed prior"
+            )
+    return out, explained
+
+
+def _site_of(component: str) -> str:
+    return component.split("[", 1)[0]
+
+
+def _high_rhat(diag: Mapping[str, Any], rhat_max: float) -> set[str]:
+    out = set()
+    for name, s in diag["sites"].items():
+        a = np.asarray(s.get("r_hat", []), dtype=float).ravel()
+        a = a[np.isfinite(a)]
+        if a.size and float(a.max()) > rhat_max:
+            out.add(name)
+    return out
