@@ -27,7 +27,8 @@ def _loop(kernel, ckpt, num_samples=S) -> TrainingLoop:
         dataset=(x, y),
         backend="numpyro-mcmc",
         seed=5,
-        backend_options={"kernel": kernel, "steps_per_call": 7},
+        # float32, as MCMC.run below runs (x64 is the default on numpyro-mcmc)
+        backend_options={"kernel": kernel, "steps_per_call": 7, "x64": False},
         checkpoint_dir=ckpt,
         callbacks=[Checkpoint(every_n_steps=13)],
         log_every_n_steps=9,
