@@ -239,7 +239,12 @@ def make_rate_of_steps(keras: Any, config: Mapping[str, Any], max_steps: int) ->
     Schedules are evaluated on the host side in one vectorised call per host event.
     """
     spec = parse_optimizer_config(config, max_steps=max_steps)
-    schedule = resolve_keras_schedule(keras, spec.lr, max_steps)
+    return rates_of(resolve_keras_schedule(keras, spec.lr, max_steps))
+
+
+def rates_of(schedule: Any) -> Any:
+    """``rates(steps)`` of a constant rate (a float) or a schedule of the step, the schedule
+    evaluated on the host in one vectorised, compiled call per host event."""
     if isinstance(schedule, float):
         value = schedule
         return lambda steps: [value] * len(steps)

@@ -21,6 +21,8 @@ import numpy as np
 from pipekit_train.errors import ConfigError
 from pipekit_train.loop import DEFAULT_OPTIMIZER
 
+from ._optim import rates_of
+
 __all__ = [
     "OwnCompile",
     "loss_callable",
@@ -154,16 +156,5 @@ def own_rates(keras: Any, optimizer: Any) -> Any:
     schedule = getattr(optimizer, "_learning_rate", None)
     if not isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
         rate = optimizer.learning_rate
-        value = float(np.asarray(getattr(rate, "value", rate)))
-        return lambda steps: [value] * len(steps)
-    import jax
-
-    batched = jax.jit(jax.vmap(schedule))
-
-    def rates(steps: list[int]) -> list[float]:
-        if not steps:
-            return []
-        out = batched(np.asarray(steps, dtype=np.int32) - 1)
-        return [float(v) for v in np.asarray(out)]
-
-    return rates
+        return rates_of(float(np.asarray(getattr(rate, "value", rate))))
+    return rates_of(schedule)
