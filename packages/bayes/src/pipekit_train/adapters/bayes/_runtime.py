@@ -27,10 +27,13 @@ def precision(x64: bool, field: str = "backend_options.x64") -> Iterator[None]:
         return
     import jax
     import jax.numpy as jnp
+    import numpy as np
 
     with jax.enable_x64(True):
         try:
-            probe = jnp.zeros((), dtype=jnp.float64) + 1.0
+            # A transfer, not a computation: nothing compiles before the run's own checks
+            # (an eager `zeros + 1.0` compiled two programs before every validation error).
+            probe = jax.device_put(np.zeros((), dtype=np.float64))
             ok = probe.dtype == jnp.float64
         except Exception as exc:  # noqa: BLE001 - the platform refused float64
             raise ConfigError(

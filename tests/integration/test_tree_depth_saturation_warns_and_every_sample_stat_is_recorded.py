@@ -6,15 +6,20 @@ InferenceData, and the diagnostics carry E-BFMI per chain."""
 
 from __future__ import annotations
 
+import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from _bayes_models import correlated
 
 from pipekit_train import TrainingLoop
 from pipekit_train.adapters.bayes import NumpyroTask
+
+# The shared models live beside the bayes tests; this test needs several backends.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bayes"))
+from _bayes_models import correlated  # noqa: E402
 
 OPTIONS: dict[str, dict[str, Any]] = {
     "numpyro-mcmc": {"max_tree_depth": 3, "steps_per_call": 200},

@@ -6,12 +6,14 @@ around ``init_values``, deterministic in the seed, on blackjax and numpyro-mcmc 
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import jax
 import numpy as np
 import numpyro
 import numpyro.distributions as dist
 import pytest
-from _bjx_helpers import regression_data
 
 from pipekit_train.adapters.bayes import NumpyroTask
 from pipekit_train.adapters.blackjax import BlackjaxTask, parse_options
@@ -19,6 +21,10 @@ from pipekit_train.adapters.blackjax._target import build_target, check_target
 from pipekit_train.adapters.numpyro_mcmc._chain import ChainStep, make_kernel
 from pipekit_train.adapters.numpyro_mcmc._options import parse_options as mcmc_options
 from pipekit_train.errors import ConfigError
+
+# The shared helpers live beside the blackjax tests; this test needs several backends.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "blackjax"))
+from _bjx_helpers import regression_data  # noqa: E402
 
 X, Y = regression_data()
 VALUES = {"beta": [0.5, -0.5], "sigma": 0.7}

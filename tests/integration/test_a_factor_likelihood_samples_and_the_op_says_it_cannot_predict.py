@@ -5,15 +5,20 @@ it cannot draw predictions and why, while its draws and diagnostics work. A typo
 
 from __future__ import annotations
 
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
-from _bayes_models import factor_normal, linreg, linreg_data
 
 from pipekit_train import TrainingLoop
 from pipekit_train.adapters.bayes import NumpyroTask
 from pipekit_train.errors import ConfigError
+
+# The shared models live beside the bayes tests; this test needs several backends.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bayes"))
+from _bayes_models import factor_normal, linreg, linreg_data  # noqa: E402
 
 
 def test_factor_likelihood_recovers_the_conjugate_posterior() -> None:

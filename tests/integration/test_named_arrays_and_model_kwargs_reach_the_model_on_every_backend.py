@@ -6,16 +6,21 @@ take is a ``ConfigError`` naming it; the predictive op takes the array at new ro
 
 from __future__ import annotations
 
+import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from _bayes_models import groups, groups_data, linreg
 
 from pipekit_train import TrainingLoop
 from pipekit_train.adapters.bayes import NumpyroTask
 from pipekit_train.errors import ConfigError
+
+# The shared models live beside the bayes tests; this test needs several backends.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bayes"))
+from _bayes_models import groups, groups_data, linreg  # noqa: E402
 
 TRUE = np.array([-1.0, 0.5, 2.0])
 
