@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipekit_train import Callback, TrainingLoop
+from pipekit_train.engine import BatchStream, StepProgram
 
 
 def step_noise(step: int) -> float:
@@ -24,7 +25,7 @@ def step_noise(step: int) -> float:
     return ((step * 2654435761) % 1000) / 1e6
 
 
-class ToyData:
+class ToyData(BatchStream):
     """A deterministic, checkpointable batch stream: batch ``i`` is a float of ``i``."""
 
     def __init__(self) -> None:
@@ -48,7 +49,7 @@ class ToyData:
         self.position = int(state["position"])
 
 
-class ToyProgram:
+class ToyProgram(StepProgram):
     """A ``StepProgram``: the compiled step of a backend, in plain Python.
 
     ``loss_at(step, param, batch)`` overrides the training loss of a step (to script

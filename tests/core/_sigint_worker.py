@@ -13,7 +13,7 @@ import time
 from _core_toy_backend import RecordingCheckpointer, ToyData, ToyProgram, toy_loop
 
 from pipekit_train import Checkpoint
-from pipekit_train.driver import run_driver
+from pipekit_train.engine import run_driver
 
 
 def main(step_seconds: float) -> int:

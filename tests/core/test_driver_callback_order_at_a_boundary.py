@@ -15,7 +15,7 @@ from _core_toy_backend import (
 )
 
 from pipekit_train import Checkpoint
-from pipekit_train.driver import run_driver
+from pipekit_train.engine import run_driver
 
 
 @pytest.mark.parametrize("steps_per_call", [1, 7, 40])

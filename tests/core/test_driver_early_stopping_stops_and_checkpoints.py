@@ -7,7 +7,7 @@ import pytest
 from _core_toy_backend import Recorder, RecordingCheckpointer, ToyData, ToyProgram, toy_loop
 
 from pipekit_train import Checkpoint, EarlyStopping
-from pipekit_train.driver import run_driver
+from pipekit_train.engine import run_driver
 
 
 @pytest.mark.parametrize("steps_per_call", [1, 3, 7, 50])

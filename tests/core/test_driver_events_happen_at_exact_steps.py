@@ -14,7 +14,7 @@ from _core_toy_backend import (
 )
 
 from pipekit_train import Checkpoint
-from pipekit_train.driver import run_driver
+from pipekit_train.engine import run_driver
 
 MAX_STEPS = 100
 LOG, EVAL, CKPT, CUSTOM = 10, 25, 40, 15

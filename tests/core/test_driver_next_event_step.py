@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipekit_train.driver import next_event_step
+from pipekit_train.engine import next_event_step
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from _core_toy_backend import (
 )
 
 from pipekit_train import Checkpoint
-from pipekit_train.driver import run_driver
+from pipekit_train.engine import run_driver
 
 MAX_STEPS = 100
 STEPS_PER_CALL = [1, 3, 7, 50]

@@ -18,7 +18,7 @@ from _core_toy_backend import (
 )
 
 from pipekit_train import Callback, Checkpoint, EarlyStopping, ProgressBar
-from pipekit_train.driver import run_driver
+from pipekit_train.engine import run_driver
 
 MAX_STEPS = 100
 

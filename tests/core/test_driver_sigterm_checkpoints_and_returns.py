@@ -12,7 +12,7 @@ import pytest
 from _core_toy_backend import Recorder, RecordingCheckpointer, ToyData, ToyProgram, toy_loop
 
 from pipekit_train import Callback, Checkpoint
-from pipekit_train.driver import run_driver
+from pipekit_train.engine import run_driver
 
 
 @pytest.fixture

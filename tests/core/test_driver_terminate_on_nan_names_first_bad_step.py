@@ -17,7 +17,7 @@ from _core_toy_backend import (
 )
 
 from pipekit_train import Checkpoint, PipekitError, TerminateOnNaN, TrainingError
-from pipekit_train.driver import run_driver
+from pipekit_train.engine import run_driver
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf], ids=["nan", "inf", "-inf"])

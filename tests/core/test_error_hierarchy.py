@@ -12,7 +12,7 @@ from _core_helpers import registered_backends, run_module_cli
 from _core_toy_backend import ToyData, ToyProgram, toy_loop
 
 from pipekit_train import PipekitError, TerminateOnNaN, TrainingError, TrainingLoop
-from pipekit_train.driver import run_driver
+from pipekit_train.engine import run_driver
 from pipekit_train.registry import load_backend
 
 DATA = {"x": [0.0, 1.0], "y": [0.0, 1.0]}

@@ -35,7 +35,7 @@ MODULES = [
     "pipekit_train.sharding",
     "pipekit_train.loop",
     "pipekit_train.config",
-    "pipekit_train.driver",
+    "pipekit_train.engine",
     "pipekit_train.callbacks",
     "pipekit_train.writers",
     "pipekit_train.registry",

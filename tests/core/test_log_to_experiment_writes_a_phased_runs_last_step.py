@@ -8,7 +8,7 @@ from typing import Any
 from _core_toy_backend import ToyData, ToyProgram, toy_loop
 
 from pipekit_train import LogToExperiment
-from pipekit_train.driver import Phase, run_driver
+from pipekit_train.engine import Phase, run_driver
 
 
 class Recorder:

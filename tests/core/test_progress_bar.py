@@ -17,7 +17,7 @@ import pytest
 from _core_toy_backend import ToyData, ToyProgram, toy_loop
 
 from pipekit_train import ProgressBar, TrainerCarryState, TrainingLoop
-from pipekit_train.driver import run_driver
+from pipekit_train.engine import run_driver
 
 
 @pytest.fixture(autouse=True)

@@ -7,8 +7,7 @@ from __future__ import annotations
 from _core_toy_backend import ToyData, ToyProgram, toy_loop
 
 from pipekit_train import Callback, EarlyStopping
-from pipekit_train.driver import run_driver
-from pipekit_train.runner import CallbackRunner
+from pipekit_train.engine import CallbackRunner, run_driver
 
 
 class Dashboard(Callback):

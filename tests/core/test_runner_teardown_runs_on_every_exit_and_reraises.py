@@ -13,7 +13,7 @@ import pytest
 from _core_toy_backend import RecordingWriter, ToyData, ToyProgram, toy_loop
 
 from pipekit_train import Callback, LogToExperiment, ProgressBar
-from pipekit_train.driver import run_driver
+from pipekit_train.engine import run_driver
 
 
 class Boom(RuntimeError):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import warnings
 
 from pipekit_train._warn import warn_user
-from pipekit_train.runner import _json_floats
+from pipekit_train.engine._runner import _json_floats
 
 
 def test_a_warning_from_inside_pipekit_points_here() -> None:

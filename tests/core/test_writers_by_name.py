@@ -15,7 +15,7 @@ import pytest
 from _core_toy_backend import ToyData, ToyProgram, toy_loop
 
 from pipekit_train import ConfigError, CsvWriter, JsonlWriter, MlflowWriter, TrainingLoop
-from pipekit_train.driver import run_driver
+from pipekit_train.engine import run_driver
 from pipekit_train.writers import (
     MultiWriter,
     default_location,

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from pipekit_train import TrainingLoop
-from pipekit_train.driver import Phase
+from pipekit_train.engine import Phase
 from pipekit_train.jax.program import build_program
 
 CHAINS, DIM = 4, 3

@@ -15,7 +15,7 @@ import numpy as np
 from _program_helpers import as_numpy, make_program, toy_loop
 
 from pipekit_train import Callback, Checkpoint
-from pipekit_train.driver import run_driver
+from pipekit_train.engine import run_driver
 from pipekit_train.jax.checkpoint import Checkpointer
 
 

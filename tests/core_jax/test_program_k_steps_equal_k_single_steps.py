@@ -12,7 +12,7 @@ import pytest
 from _program_helpers import CHAINS, DIM, as_numpy, make_program, toy_loop
 
 from pipekit_train import Callback
-from pipekit_train.driver import run_driver
+from pipekit_train.engine import run_driver
 
 
 class Window(Callback):

@@ -6,7 +6,7 @@ import pytest
 from _program_helpers import make_program, toy_loop
 
 from pipekit_train import TerminateOnNaN
-from pipekit_train.driver import run_driver
+from pipekit_train.engine import run_driver
 from pipekit_train.errors import TrainingError
 
 

@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
+from pipekit_train.engine import BatchStream
 from pipekit_train.errors import CheckpointError, DataError
 
 __all__ = ["Stream", "StreamIterator", "as_stream", "prebatched_grain"]
@@ -143,7 +144,7 @@ def _crc(batch: Mapping[str, np.ndarray]) -> int:
     return crc
 
 
-class StreamIterator:
+class StreamIterator(BatchStream):
     """The driver's batch stream over a :class:`Stream` (``next_chunk``, ``get_state``, …).
 
     ``position`` counts batches consumed. ``prefetch`` does nothing: reading ahead
@@ -219,19 +220,6 @@ class StreamIterator:
         self.position += 1
         self._last = batch
         return batch
-
-    def prefetch(self, k: int, place: Callable[[Any], Any] | None = None) -> None:
-        """Nothing: a stream's state must stay at the batches consumed."""
-
-    def next_chunk(self, k: int) -> dict[str, np.ndarray]:
-        batches = [self.next_batch() for _ in range(k)]
-        return {key: np.stack([b[key] for b in batches]) for key in batches[0]}
-
-    def __iter__(self) -> Iterator[dict[str, np.ndarray]]:
-        return self
-
-    def __next__(self) -> dict[str, np.ndarray]:
-        return self.next_batch()
 
     # ------------------------------------------------------------------ state
     def get_state(self) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from pipekit_train.engine import BatchStream
 from pipekit_train.errors import BackendNotInstalledError, CheckpointError, ConfigError, DataError
 
 try:
@@ -363,7 +364,7 @@ def _mark_flags_parsed() -> None:
         flags.FLAGS.mark_as_parsed()
 
 
-class BatchIterator:
+class BatchIterator(BatchStream):
     """Iterates a :class:`BatchSource` in order; its state is the count of batches consumed.
 
     The state (:meth:`get_state`) is a small JSON dict of pipekit's own —
@@ -448,14 +449,7 @@ class BatchIterator:
             chunk = self.source.get_batches(self.position, k)
             self.position += k
             return chunk
-        batches = [self.next_batch() for _ in range(k)]
-        return {key: np.stack([b[key] for b in batches]) for key in batches[0]}
-
-    def __iter__(self) -> Iterator[dict[str, np.ndarray]]:
-        return self
-
-    def __next__(self) -> dict[str, np.ndarray]:
-        return self.next_batch()
+        return super().next_chunk(k)
 
     def get_state(self) -> dict[str, Any]:
         """The position (batches consumed) and the source it refers to, as JSON-able data."""

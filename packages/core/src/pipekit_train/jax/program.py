@@ -6,7 +6,7 @@ Every JAX backend writes one pure function::
     step(carry, batch, key) -> (carry, metrics, outputs)   # per-step outputs (draws)
 
 and hands it to :func:`build_program`, which returns a :class:`Program` for
-``pipekit_train.driver.run_driver``. The builder owns, once for all backends:
+``pipekit_train.engine.run_driver``. The builder owns, once for all backends:
 
 - **fusion**: a one-step call and ``k``-step calls (``lax.scan`` over ``k``
   stacked batches); both compile the *same* step function with the same traced
@@ -17,7 +17,7 @@ and hands it to :func:`build_program`, which returns a :class:`Program` for
   buffers **donated** to the compiled call (the first carry is a copy, so the
   caller's arrays stay usable), and its layout **pinned** by ``carry_shardings``
   under a mesh (no recompile, stable checkpoint layout);
-- **phases**: :class:`~pipekit_train.driver.Phase` objects, each optionally with
+- **phases**: :class:`~pipekit_train.engine.Phase` objects, each optionally with
   its own step function (a sampler's warmup), run by the driver in order;
 - **checkpoint conversion**: the carry as ``{"00000": leaf, …}`` copied in one
   compiled call (an asynchronous save may still read it while the next call
@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pipekit_train.driver import Phase
+from pipekit_train.engine import Phase, StepProgram
 from pipekit_train.jax._deps import missing_jax_extra
 
 try:
@@ -69,7 +69,7 @@ def _fresh_copy(x: Any) -> Any:
     return jnp.asarray(x)
 
 
-class Program:
+class Program(StepProgram):
     """The driver's ``StepProgram`` over a flat-leaf carry (built by :func:`build_program`)."""
 
     def __init__(

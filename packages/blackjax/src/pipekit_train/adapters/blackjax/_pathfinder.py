@@ -16,7 +16,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from pipekit_train.driver import Phase
+from pipekit_train.engine import Phase
 
 from ._sampler import Sampler, chain_count, over_chains
 

@@ -2,7 +2,7 @@
 
 Chunking, ``lax.scan``, checkpoints and resume are core's
 (:func:`pipekit_train.jax.program.build_program`,
-:func:`pipekit_train.driver.run_driver`). This module adds what is common to every
+:func:`pipekit_train.engine.run_driver`). This module adds what is common to every
 sampler here: the draws (``postprocess`` of each chain's position) as the
 collecting phase's outputs under ``sample__<site>``, the sampler statistics beside them
 (divergences, tree depth, energy, step size, leapfrog steps, acceptance; ArviZ's names),

@@ -21,7 +21,7 @@ from pipekit_train.adapters.bayes import (
     warn_diagnostics,
     warn_unused_fields,
 )
-from pipekit_train.driver import run_driver
+from pipekit_train.engine import run_driver
 from pipekit_train.errors import ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.loop import require_features

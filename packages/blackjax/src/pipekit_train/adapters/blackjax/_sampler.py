@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipekit_train.driver import Phase
+from pipekit_train.engine import Phase
 
 __all__ = ["Sampler", "StepFn", "over_chains", "around", "chain_count"]
 

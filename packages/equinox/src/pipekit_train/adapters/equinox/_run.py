@@ -9,7 +9,7 @@ import equinox as eqx
 import jax
 import numpy as np
 
-from pipekit_train.driver import run_driver
+from pipekit_train.engine import run_driver
 from pipekit_train.errors import ConfigError, DataError, PipekitError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax._own_optax import own_optimizer

@@ -2,10 +2,10 @@
 
 A ``keras.callbacks.CallbackList`` subclass is handed to ``fit``. After each step it
 only keeps that step's logs (device arrays, no host transfer); at a host event —
-every cadence of ``pipekit_train.runner.event_intervals``, ``max_steps``, or a
-SIGTERM / first Ctrl-C — it fetches the window in one transfer and runs the
-driver's order through core's ``CallbackRunner``: ``step_end`` → evaluation →
-``eval_end`` → checkpoint → ``checkpoint_done`` → stop (``model.stop_training``).
+every step the run's ``Schedule`` names, or a SIGTERM / first Ctrl-C — it fetches
+the window in one transfer and calls core's ``host_event`` (the driver's order:
+``step_end`` → evaluation → ``eval_end`` → checkpoint → ``checkpoint_done``), whose
+stop decision becomes ``model.stop_training``.
 A plain ``keras.callbacks.Callback`` overriding ``on_train_batch_end`` would make
 Keras convert the logs to Python floats after every step (a device sync, ~15 %
 slower on the digits MLP); this avoids it. The user's own Keras callbacks
@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pipekit_train.carry import TrainerCarryState
-from pipekit_train.runner import CallbackRunner, event_intervals
+from pipekit_train.engine import CallbackRunner, EventSite, Schedule, host_event, record_window
 
 from ._state import capture_state
 
@@ -75,8 +75,26 @@ def make_bridge(
     """The ``CallbackList`` passed to ``fit`` (see the module docstring)."""
     import jax
 
-    intervals = event_intervals(loop, checkpointing=checkpointer is not None)
-    ckpt_cb = loop.checkpoint_callback if checkpointer is not None else None
+    schedule = Schedule.for_loop(
+        loop, checkpointing=checkpointer is not None, evaluating=evaluate is not None
+    )
+
+    def synced_evaluate() -> dict[str, float]:
+        assert evaluate is not None
+        model.jax_state_sync()
+        return evaluate()
+
+    def save(step: int, meta: dict[str, Any]) -> None:
+        model.jax_state_sync()
+        checkpointer.save(step, capture_state(model), meta)
+
+    site = EventSite(
+        evaluate=synced_evaluate if evaluate is not None else None,
+        save=save if checkpointer is not None else None,
+        data_state=data_state,
+        signal=lambda: signals.received,
+        fingerprint=fingerprint,
+    )
 
     class Bridge(keras.callbacks.CallbackList):
         def __init__(self) -> None:
@@ -99,8 +117,7 @@ def make_bridge(
             step = start_step + done
             self.pending.append((step, self.micro))
             self.micro = []
-            due = step >= loop.max_steps or any(step % n == 0 for n in intervals)
-            if due or signals.received is not None:
+            if schedule.is_event(step) or signals.received is not None:
                 self._event(step)
 
         def _fetch(self, step: int) -> None:
@@ -119,38 +136,17 @@ def make_bridge(
             if rates is not None:
                 window["lr"] = rates(steps)
             self.pending = []
-            state.window, state.window_steps, state.step = window, steps, step
-            for name, seq in window.items():
-                if seq:
-                    state.metrics[name] = seq[-1]
+            state.step = step
+            record_window(state, window, steps)
 
         def _event(self, step: int) -> None:
-            self._fetch(step)  # 1. one transfer for the whole window
-            final = step >= loop.max_steps
-            runner.step_end(state)  # 2.
-            eval_due = evaluate is not None and (  # 3.
-                final
-                or (loop.eval_every_n_steps and step % loop.eval_every_n_steps == 0)
-                or state.should_stop
-            )
-            if eval_due and evaluate is not None:
-                model.jax_state_sync()
-                self.eval_metrics = {f"val_{k}": float(v) for k, v in evaluate().items()}
-                runner.eval_end(state, self.eval_metrics)
-            if signals.received is not None and not state.should_stop:
-                state.should_stop = True
-                state.stop_reason = f"{signals.received}: checkpointed and stopped"
-            if ckpt_cb is not None and (  # 4.
-                step % ckpt_cb.every_n_steps == 0 or final or state.should_stop
-            ):
-                model.jax_state_sync()
-                meta = runner.checkpoint_meta(state)
-                meta["fingerprint"] = fingerprint
-                meta["data"] = data_state(step)
-                checkpointer.save(step, capture_state(model), meta)
+            self._fetch(step)  # one transfer for the whole window
+            outcome = host_event(state, runner, schedule, site)
+            if outcome.eval_metrics is not None:
+                self.eval_metrics = outcome.eval_metrics
+            if outcome.checkpointed:
                 self.last_checkpoint = step
-                runner.checkpoint_done(state, step)
-            if state.should_stop:  # 5.
+            if outcome.stop:
                 model.stop_training = True
 
     return Bridge()

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from pipekit_train.engine import event_intervals
 from pipekit_train.errors import ConfigError, DataError, PipekitError
-from pipekit_train.runner import event_intervals
 
 from ._data import to_xy
 from ._losses import KerasTask, resolve_keras_loss

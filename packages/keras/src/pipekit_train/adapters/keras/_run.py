@@ -19,11 +19,11 @@ from typing import Any
 
 from pipekit_train._signals import StopSignals
 from pipekit_train.carry import TrainerCarryState
+from pipekit_train.engine import CallbackRunner
 from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax.data import BatchSource, eval_batches, normalize_dataset
 from pipekit_train.loop import non_default_features
-from pipekit_train.runner import CallbackRunner
 
 from ._bridge import make_bridge, make_last_value_metric
 from ._checks import check_fits, check_steps_per_execution, compile_loss, unwrap_model

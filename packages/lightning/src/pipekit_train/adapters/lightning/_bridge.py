@@ -2,16 +2,17 @@
 
 It follows the bridge contract in ``docs/architecture.md``: per batch it
 collects the loss (``state.window``) and seeds torch from ``(seed, batch
-index)``; at the loop's host events (``pipekit_train.runner.event_intervals``,
-the last step, a stop signal) it runs, in the driver's order, ``step_end`` →
-the evaluation pass (at ``eval_every_n_steps``, the end, or an early stop) and
-``eval_end`` → a pipekit checkpoint (``Checkpoint.every_n_steps``, the end, any
-stop) and ``checkpoint_done`` → ``trainer.should_stop`` when a callback or a
-signal asked for it. Under DDP the window is averaged over ranks (each rank
-sees its slice of the global batch) and the stop decision is shared, so every
-rank takes the same path; there a stop signal is honoured at the next
-scheduled event. With ``ema_decay`` the average (``_ema.WeightEMA``) moves after each
-optimiser step, evaluation runs on it, and it is saved in every checkpoint.
+index)``; at the steps the run's ``Schedule`` names (and at a stop signal) it
+fetches the window and calls core's ``host_event``, the driver's own routine:
+``step_end`` → the evaluation pass and ``eval_end`` → a pipekit checkpoint and
+``checkpoint_done``; its stop decision becomes ``trainer.should_stop``. The
+bridge supplies only Lightning's mechanics (the evaluation with the EMA weights
+swapped in, the epoch-interval schedulers, the torch-file save).
+Under DDP the window is averaged over ranks (each rank sees its slice of the
+global batch) and the stop decision is shared, so every rank takes the same path;
+there a stop signal is honoured at the next scheduled event. With ``ema_decay``
+the average (``_ema.WeightEMA``) moves after each optimiser step,
+evaluation runs on it, and it is saved in every checkpoint.
 
 With the user's own ``configure_optimizers`` (``read_lr``) the ``lr`` metric is the
 optimiser's ``param_groups[0]["lr"]`` read just before each optimiser step, so it follows
@@ -33,10 +34,9 @@ from typing import Any
 import torch
 
 import lightning.pytorch as pl
-from pipekit_train.callbacks import scalar
 from pipekit_train.carry import TrainerCarryState
+from pipekit_train.engine import CallbackRunner, EventSite, Schedule, host_event, record_window
 from pipekit_train.errors import ConfigError
-from pipekit_train.runner import CallbackRunner, event_intervals, next_event_step
 
 from ._checkpoint import CheckpointStore, Saved
 from ._ema import WeightEMA
@@ -111,8 +111,9 @@ class Bridge(pl.Callback):
         self._latest: dict[str, Any] = {}
         self._last_logged: dict[str, Any] = {}
         self.max_steps = int(loop.max_steps)
-        self.intervals = event_intervals(loop, checkpointing=store is not None)
-        self.ckpt = loop.checkpoint_callback if store is not None else None
+        self.schedule = Schedule.for_loop(
+            loop, checkpointing=store is not None, evaluating=evaluate is not None
+        )
         self.state = TrainerCarryState(step=start, total_steps=self.max_steps)
         self.runner: CallbackRunner | None = None
         self.signals: Any = None
@@ -125,7 +126,7 @@ class Bridge(pl.Callback):
         self._window: list[torch.Tensor] = []
         self._window_steps: list[int] = []
         self._step = start
-        self._next_event = next_event_step(start, self.intervals, self.max_steps)
+        self._next_event = self.schedule.next_event(start)
 
     # ------------------------------------------------------------------ set-up
     def make_runner(self, is_primary: bool) -> CallbackRunner:
@@ -285,56 +286,54 @@ class Bridge(pl.Callback):
         else:
             rates = [float(self.lr_at(s - 1)) for s in self._window_steps]
         logged = self._logged_window()
-        state.window = {"loss": losses, "lr": rates, **logged}
-        state.window_steps = list(self._window_steps)
-        state.metrics["loss"] = scalar(losses[-1])
-        state.metrics["lr"] = rates[-1]
-        for name, seq in logged.items():
-            state.metrics[name] = seq[-1]
+        record_window(state, {"loss": losses, "lr": rates, **logged}, self._window_steps)
         self._window, self._window_steps = [], []
-        final = step >= self.max_steps
-        runner.step_end(state)
-        every = self.loop.eval_every_n_steps
-        if self.evaluate is not None and (
-            final or (every and step % every == 0) or state.should_stop
-        ):
+
+        def evaluate() -> dict[str, float]:
+            assert self.evaluate is not None
             averaged = self.ema.swapped_into(self.net) if self.ema else contextlib.nullcontext()
             with averaged:
-                val_values = self.evaluate(self.net)
-            metrics = {f"val_{k}": float(v) for k, v in val_values.items()}
-            # An epoch-interval ReduceLROnPlateau may monitor them, as in Lightning.
-            trainer.callback_metrics.update({k: torch.tensor(v) for k, v in metrics.items()})
-            runner.eval_end(state, metrics)
-        if epoch_end is not None:
-            self._epoch_schedulers(trainer, epoch_end)
-        if signal is None and self._world == 1 and self.signals is not None:
-            signal = self.signals.received  # e.g. SIGTERM during the callbacks above
-        if signal is not None and not state.should_stop:
-            state.should_stop = True
-            state.stop_reason = f"{signal}: checkpointed and stopped"
+                return self.evaluate(self.net)
+
+        def before_checkpoint(val_metrics: dict[str, float] | None) -> None:
+            if val_metrics:  # an epoch-interval ReduceLROnPlateau may monitor them
+                trainer.callback_metrics.update(
+                    {k: torch.tensor(v) for k, v in val_metrics.items()}
+                )
+            if epoch_end is not None:  # after the evaluation, before the checkpoint
+                self._epoch_schedulers(trainer, epoch_end)
+
+        def stop_signal() -> str | None:
+            if signal is None and self._world == 1 and self.signals is not None:
+                return self.signals.received  # e.g. SIGTERM during the callbacks
+            return signal
+
+        site = EventSite(
+            evaluate=evaluate if self.evaluate is not None else None,
+            save=(lambda step, meta: self.save(trainer, step, meta))
+            if self.store is not None
+            else None,
+            data_state=lambda step: {"position": step * self.accumulate},
+            signal=stop_signal,
+            before_checkpoint=before_checkpoint,
+            fingerprint=self.fingerprint,
+        )
+        outcome = host_event(state, runner, self.schedule, site)
+        if outcome.signalled:
             self.signal_handled = True
-        if self.ckpt is not None and (
-            step % self.ckpt.every_n_steps == 0 or final or state.should_stop
-        ):
-            self.save(trainer, step)
-            runner.checkpoint_done(state, step)
-        if state.should_stop:
+        if outcome.stop:
             trainer.should_stop = True
-        self._next_event = next_event_step(step, self.intervals, self.max_steps)
+        self._next_event = self.schedule.next_event(step)
 
     def _any(self, trainer: pl.Trainer, local: bool, signal: str | None) -> str | None:
         if trainer.strategy.reduce_boolean_decision(local, all=False):
             return signal or "SIGTERM"
         return None
 
-    def save(self, trainer: pl.Trainer, step: int) -> None:
-        """A pipekit checkpoint of module, optimiser, scheduler, data position and meta."""
-        assert self.store is not None and self.runner is not None
+    def save(self, trainer: pl.Trainer, step: int, meta: dict[str, Any]) -> None:
+        """A pipekit checkpoint of module, optimiser, scheduler and ``meta`` (rank 0 writes)."""
+        assert self.store is not None
         if trainer.is_global_zero:
-            meta = self.runner.checkpoint_meta(self.state)
-            meta["phase"] = "train"
-            meta["fingerprint"] = self.fingerprint
-            meta["data"] = {"position": step * self.accumulate}
             self.store.save(
                 step,
                 {k: v.detach().cpu() for k, v in self.net.state_dict().items()},

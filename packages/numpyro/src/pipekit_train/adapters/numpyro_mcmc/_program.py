@@ -1,7 +1,7 @@
 """The sampler as a core program: phases ``warmup`` then ``sampling``, draws as the trace.
 
 Chunking, ``lax.scan``, checkpoint conversion and resume are core's
-(:mod:`pipekit_train.jax.program`, :func:`pipekit_train.driver.run_driver`);
+(:mod:`pipekit_train.jax.program`, :func:`pipekit_train.engine.run_driver`);
 this module only says what one step is. The carry is the ``HMCState``
 (adaptation state and the chain's own ``rng_key`` included), so the step ignores
 the driver's per-step key: NumPyro's stream lives in the state, which is what
@@ -15,7 +15,7 @@ from typing import Any
 import jax
 
 from pipekit_train.adapters.bayes import SAMPLE_PREFIX
-from pipekit_train.driver import Phase
+from pipekit_train.engine import Phase
 from pipekit_train.jax.program import Program, build_program
 
 from ._chain import ChainStep

@@ -22,7 +22,7 @@ from pipekit_train.adapters.bayes import (
     variational_summary,
     warn_diagnostics,
 )
-from pipekit_train.driver import run_driver
+from pipekit_train.engine import run_driver
 from pipekit_train.errors import ConfigError, DataError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.loop import require_features

@@ -23,44 +23,17 @@ The bridge contract for loop-owning backends is in ``docs/architecture.md``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._warn import warn_user
-from .callbacks import Callback, Checkpoint, LogToExperiment
-from .carry import TrainerCarryState
+from .._warn import warn_user
+from ..callbacks import Callback, LogToExperiment
+from ..carry import TrainerCarryState
 
 if TYPE_CHECKING:
-    from .loop import TrainingLoop
+    from ..loop import TrainingLoop
 
-__all__ = ["CallbackRunner", "event_intervals", "next_event_step"]
-
-
-def event_intervals(loop: TrainingLoop, *, checkpointing: bool | None = None) -> list[int]:
-    """The cadences (in steps) at which host events are due for ``loop``.
-
-    Taken from ``loop.callbacks`` (not a per-process list), so every process
-    places its boundaries, and so its compiled calls, at the same steps.
-    """
-    intervals = [loop.log_every_n_steps]
-    if loop.eval_every_n_steps:
-        intervals.append(loop.eval_every_n_steps)
-    ckpt = loop.checkpoint_callback
-    if checkpointing is None:
-        checkpointing = loop.checkpoint_dir is not None
-    if ckpt is not None and checkpointing:
-        intervals.append(ckpt.every_n_steps)
-    for cb in loop.callbacks:
-        n = getattr(cb, "every_n_steps", None)
-        if isinstance(cb, Callback) and n and not isinstance(cb, Checkpoint):
-            intervals.append(int(n))
-    return sorted(set(intervals))
-
-
-def next_event_step(step: int, intervals: Sequence[int], max_steps: int) -> int:
-    """The first step after ``step`` at which a host event is due."""
-    candidates = [(step // n + 1) * n for n in intervals]
-    return min([max_steps, *candidates])
+__all__ = ["CallbackRunner"]
 
 
 class CallbackRunner:
@@ -74,7 +47,7 @@ class CallbackRunner:
         self.run_dir: Any = None
         self._closed = False
         if loop.metric_writer is not None and is_primary:
-            from .writers import MultiWriter, resolve_writers, run_dir_for
+            from ..writers import MultiWriter, resolve_writers, run_dir_for
 
             # Built here, before training starts: a bad log folder is a ConfigError now.
             self.run_dir = run_dir_for(loop)

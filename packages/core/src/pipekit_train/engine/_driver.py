@@ -2,7 +2,7 @@
 
 The driver owns *cadence*: the step budget, when to fetch and log metrics,
 when to evaluate and checkpoint, the callback order (through the
-:class:`~pipekit_train.runner.CallbackRunner`), early stopping, resume, phases,
+:class:`~pipekit_train.engine.CallbackRunner`), early stopping, resume, phases,
 the trace of per-step outputs, and SIGTERM / Ctrl-C. A backend owns only its
 compiled step, handed over as a ``StepProgram`` (JAX backends build one with
 ``pipekit_train.jax.program.build_program``). Equinox training steps, NumPyro
@@ -25,15 +25,9 @@ steps of phases with ``collect=True`` are kept in a host-side trace that is save
 in the same atomic checkpoint as the state, restored with it, and returned in
 :class:`DriverResult`.
 
-Host events, in this order at a boundary step ``s`` (see docs/architecture.md):
-
-1. fetch the per-step metrics (and outputs) since the last event in one
-   device→host transfer; set ``state.window`` / ``state.metrics``;
-2. ``on_step_end`` of each callback (the metric writer's first);
-3. evaluation if due → ``on_eval_end``;
-4. checkpoint if due (cadence, phase end, stopping, or final) → ``on_checkpoint``;
-5. stop if a callback set ``state.should_stop``, a stop signal arrived, or ``s``
-   is the last step.
+Host events: at a boundary the driver fetches the window in one transfer and
+calls :func:`~pipekit_train.engine.host_event`, the routine the Lightning and
+Keras bridges call too (its module docstring gives the order).
 
 A ``PipekitError`` from a callback (``TerminateOnNaN``) ends the run without
 checkpointing the bad state; pending asynchronous checkpoint writes are still
@@ -46,104 +40,19 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from ._signals import StopSignals
-from .callbacks import scalar
-from .carry import TrainerCarryState
-from .runner import CallbackRunner, event_intervals, next_event_step
+from .._signals import StopSignals
+from ..carry import TrainerCarryState
+from ._events import EventSite, host_event, record_window
+from ._program import BatchStream, Phase, StepCheckpointer, StepProgram
+from ._runner import CallbackRunner
+from ._schedule import Schedule
 
 if TYPE_CHECKING:
-    from .loop import TrainingLoop
+    from ..loop import TrainingLoop
 
-__all__ = [
-    "Phase",
-    "StepProgram",
-    "BatchStream",
-    "StepCheckpointer",
-    "DriverResult",
-    "run_driver",
-    "next_event_step",
-]
-
-
-@dataclass(frozen=True)
-class Phase:
-    """One phase of a program: ``steps`` steps named ``name``.
-
-    ``collect``: whether the per-step outputs of this phase go into the trace
-    (a sampler's draws: ``False`` for warmup, ``True`` for sampling).
-    """
-
-    name: str
-    steps: int
-    collect: bool = True
-
-    def __post_init__(self) -> None:
-        if isinstance(self.steps, bool) or not isinstance(self.steps, int) or self.steps < 0:
-            raise ValueError(f"Phase {self.name!r}: steps must be an integer >= 0")
-
-
-class StepProgram(Protocol):
-    """What a backend hands to the driver: its compiled step and carry conversions.
-
-    ``train_chunk`` runs ``num_steps`` steps starting after step ``step`` and
-    returns the new carry, a dict of per-step metrics with leading axis
-    ``num_steps`` (kept on the device; the driver fetches them at host events)
-    and, optionally, a third item: a dict of per-step outputs with the same
-    leading axis (the trace). ``batches`` is ``None`` without a data stream.
-    A program may also have ``phases`` (a sequence of :class:`Phase`).
-    """
-
-    def train_chunk(
-        self, carry: Any, batches: Any, step: int, num_steps: int
-    ) -> tuple[Any, ...]: ...
-
-    def evaluate(self, carry: Any) -> dict[str, float]: ...
-
-    def fetch(self, tree: Any) -> Any: ...
-
-    def checkpoint_state(self, carry: Any) -> Any: ...
-
-    def checkpoint_template(self, carry: Any) -> Any: ...
-
-    def carry_from_checkpoint(self, state: Any) -> Any: ...
-
-
-class BatchStream(Protocol):
-    """A deterministic source of training batches whose position is a small JSON state.
-
-    A stream may also have ``prefetch(k, place)``: prepare the next ``k`` batches
-    now, without moving the position, so that the next ``next_chunk(k)`` returns
-    them at once. The driver calls it at a host event, before it blocks on the
-    window's metrics, so the gather and the host-to-device copy of the next chunk
-    overlap the device's work on the current one.
-    """
-
-    def next_chunk(self, k: int) -> Any: ...
-
-    def get_state(self) -> dict[str, Any]: ...
-
-    def set_state(self, state: dict[str, Any]) -> None: ...
-
-
-class StepCheckpointer(Protocol):
-    """The checkpoint glue (``pipekit_train.jax.checkpoint.Checkpointer``).
-
-    ``restore`` returns ``None`` (fresh start) or an object with ``step``,
-    ``state``, ``meta`` and ``trace``; ``save`` writes state, meta and trace as
-    one atomic checkpoint.
-    """
-
-    def restore(self, state_template: Any) -> Any: ...
-
-    def save(
-        self, step: int, state: Any, meta: dict[str, Any], trace: dict[str, Any] | None = None
-    ) -> Any: ...
-
-    def wait(self) -> None: ...
-
-    def close(self) -> None: ...
+__all__ = ["DriverResult", "run_driver"]
 
 
 @dataclass
@@ -228,9 +137,6 @@ def run_driver(
     state.phase = _phase_at(phases, 0).name
     trace = _Trace()
     state.trace = trace.arrays
-    # Callbacks see the carry as the backend's pytree (e.g. the Equinox TrainState's
-    # arrays), not the program's flat list of leaves.
-    view = getattr(program, "tree", None) or (lambda c: c)
     resumed_from: int | None = None
     try:
         runner = CallbackRunner(loop, is_primary=is_primary)
@@ -246,10 +152,17 @@ def run_driver(
                     if data is not None and meta.get("data") is not None:
                         data.set_state(meta["data"])
                     trace.load(getattr(restored, "trace", None))
-            state.opt_state = view(carry)
+            # Callbacks see the carry as the backend's pytree (e.g. the Equinox TrainState's
+            # arrays), not the program's flat list of leaves.
+            state.opt_state = program.tree(carry)
             state.phase = _phase_at(phases, state.step).name
-            intervals = event_intervals(loop, checkpointing=checkpointer is not None)
-            ckpt_cb = loop.checkpoint_callback if checkpointer is not None else None
+            schedule = Schedule.for_loop(
+                loop,
+                checkpointing=checkpointer is not None,
+                evaluating=loop.val_dataset is not None,
+                total=total,
+                phase_ends=ends,
+            )
             runner.run_start(state)
 
             pending: list[tuple[int, int, bool, Any]] = []
@@ -259,18 +172,23 @@ def run_driver(
             first_step = state.step
             k_max = max(1, int(steps_per_call))
 
-            def next_boundary(step: int) -> int:
-                """The first host event or phase end after ``step``."""
-                return min(
-                    next_event_step(step, intervals, total), next(e for e in ends if e > step)
+            def save(step: int, meta: dict[str, Any]) -> None:
+                assert checkpointer is not None
+                checkpointer.save(
+                    step, program.checkpoint_state(carry), meta, trace.arrays() if trace else None
                 )
 
-            prefetch = getattr(data, "prefetch", None)
-            place = getattr(program, "place_chunk", None)
             with StopSignals() as signals:
+                site = EventSite(
+                    evaluate=lambda: program.evaluate(carry),
+                    save=save if checkpointer is not None else None,
+                    data_state=(lambda _step: data.get_state()) if data is not None else None,
+                    signal=lambda: signals.received,
+                    fingerprint=fingerprint or {},
+                )
                 while state.step < total:
                     phase = _phase_at(phases, state.step)
-                    boundary = next_boundary(state.step)
+                    boundary = schedule.next_event(state.step)
                     k = min(k_max, boundary - state.step)
                     batches = data.next_chunk(k) if data is not None else None
                     out = program.train_chunk(carry, batches, state.step, k)
@@ -280,61 +198,26 @@ def run_driver(
                     if state.step != boundary and signals.received is None:
                         continue
 
-                    if prefetch is not None and state.step < total:
-                        prefetch(min(k_max, next_boundary(state.step) - state.step), place)
+                    if data is not None and state.step < total:
+                        k_next = min(k_max, schedule.next_event(state.step) - state.step)
+                        data.prefetch(k_next, program.place_chunk)
                     # 1. fetch the window's metrics (and outputs) in one transfer
-                    state.opt_state = view(carry)
+                    state.opt_state = program.tree(carry)
                     state.phase = phase.name
                     _fetch_window(program, state, pending, trace)
                     pending = []
-                    final = state.step >= total
-                    # 2. step-end callbacks
-                    runner.step_end(state)
-                    # 3. evaluation
-                    eval_due = loop.val_dataset is not None and (
-                        final
-                        or (loop.eval_every_n_steps and state.step % loop.eval_every_n_steps == 0)
-                        or state.should_stop
-                    )
-                    if eval_due:
-                        eval_metrics = {
-                            f"val_{k2}": float(v) for k2, v in program.evaluate(carry).items()
-                        }
-                        runner.eval_end(state, eval_metrics)
-                    if signals.received is not None and not state.should_stop:
-                        state.should_stop = True
-                        state.stop_reason = f"{signals.received}: checkpointed and stopped"
-                    # 4. checkpoint
-                    if (
-                        ckpt_cb is not None
-                        and checkpointer is not None
-                        and (
-                            state.step % ckpt_cb.every_n_steps == 0
-                            or final
-                            or state.should_stop
-                            or state.step in ends
-                        )
-                    ):
-                        meta = runner.checkpoint_meta(state)
-                        meta["phase"] = state.phase
-                        meta["fingerprint"] = fingerprint or {}
-                        if data is not None:
-                            meta["data"] = data.get_state()
-                        checkpointer.save(
-                            state.step,
-                            program.checkpoint_state(carry),
-                            meta,
-                            trace.arrays() if trace else None,
-                        )
+                    # 2.-7. the host-event routine every loop shares
+                    outcome = host_event(state, runner, schedule, site)
+                    if outcome.eval_metrics is not None:
+                        eval_metrics = outcome.eval_metrics
+                    if outcome.checkpointed:
                         last_ckpt = state.step
-                        runner.checkpoint_done(state, state.step)
-                    # 5. stop
-                    if state.should_stop:
+                    if outcome.stop:
                         break
             train_seconds = time.perf_counter() - train_started
             if checkpointer is not None:
                 checkpointer.wait()
-            state.opt_state = view(carry)
+            state.opt_state = program.tree(carry)
             # What the run's writers record at the end (the adapter's backend_info adds
             # what only it knows, such as devices and library versions).
             info = {
@@ -375,8 +258,8 @@ def run_driver(
                 checkpointer.close()
 
 
-def _phases_of(program: Any, loop: TrainingLoop) -> list[Phase]:
-    phases = list(getattr(program, "phases", None) or [])
+def _phases_of(program: StepProgram, loop: TrainingLoop) -> list[Phase]:
+    phases = list(program.phases or [])
     if not phases:
         return [Phase("train", int(loop.max_steps), collect=True)]
     return phases
@@ -440,11 +323,7 @@ def _fetch_window(
             window.setdefault(name, []).extend(_per_step(name, arr, k))
         if len(rest) > 1 and collect and rest[1]:
             trace.append(rest[1], k)
-    state.window = window
-    state.window_steps = steps
-    for name, seq in window.items():
-        if seq:
-            state.metrics[name] = scalar(seq[-1])
+    record_window(state, window, steps)
 
 
 class _Trace:

@@ -1,0 +1,118 @@
+"""When host events fall: the one place that decides the cadences of a run.
+
+Every loop — the per-step driver and the Lightning and Keras bridges — asks a
+:class:`Schedule` whether a step is a host event and what is due there, so an
+event falls on the same step whichever loop runs it and whatever
+``steps_per_call`` is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..callbacks import Callback, Checkpoint
+
+if TYPE_CHECKING:
+    from ..loop import TrainingLoop
+
+__all__ = ["Schedule", "event_intervals", "next_event_step"]
+
+
+def event_intervals(loop: TrainingLoop, *, checkpointing: bool | None = None) -> list[int]:
+    """The cadences (in steps) at which host events are due for ``loop``.
+
+    Taken from ``loop.callbacks`` (not a per-process list), so every process
+    places its boundaries, and so its compiled calls, at the same steps.
+    """
+    intervals = [loop.log_every_n_steps]
+    if loop.eval_every_n_steps:
+        intervals.append(loop.eval_every_n_steps)
+    ckpt = loop.checkpoint_callback
+    if checkpointing is None:
+        checkpointing = loop.checkpoint_dir is not None
+    if ckpt is not None and checkpointing:
+        intervals.append(ckpt.every_n_steps)
+    for cb in loop.callbacks:
+        n = getattr(cb, "every_n_steps", None)
+        if isinstance(cb, Callback) and n and not isinstance(cb, Checkpoint):
+            intervals.append(int(n))
+    return sorted(set(intervals))
+
+
+def next_event_step(step: int, intervals: Sequence[int], max_steps: int) -> int:
+    """The first step after ``step`` at which a host event is due."""
+    candidates = [(step // n + 1) * n for n in intervals]
+    return min([max_steps, *candidates])
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The host-event cadences of one run.
+
+    ``intervals``: every cadence (log, eval, checkpoint, callbacks' ``every_n_steps``);
+    ``total``: the last step; ``phase_ends``: the step at which each phase ends (each
+    is an event and a checkpoint); ``eval_every`` / ``checkpoint_every``: ``None`` when
+    the run does not evaluate / checkpoint.
+    """
+
+    intervals: tuple[int, ...]
+    total: int
+    phase_ends: tuple[int, ...] = ()
+    eval_every: int | None = None
+    checkpoint_every: int | None = None
+    evaluating: bool = False
+
+    @classmethod
+    def for_loop(
+        cls,
+        loop: TrainingLoop,
+        *,
+        checkpointing: bool,
+        evaluating: bool,
+        total: int | None = None,
+        phase_ends: Sequence[int] = (),
+    ) -> Schedule:
+        """The schedule of ``loop`` (``total`` defaults to ``loop.max_steps``)."""
+        ckpt = loop.checkpoint_callback if checkpointing else None
+        last = int(loop.max_steps) if total is None else int(total)
+        return cls(
+            intervals=tuple(event_intervals(loop, checkpointing=checkpointing)),
+            total=last,
+            phase_ends=tuple(int(e) for e in phase_ends) or (last,),
+            eval_every=loop.eval_every_n_steps or None,
+            checkpoint_every=ckpt.every_n_steps if ckpt is not None else None,
+            evaluating=evaluating,
+        )
+
+    def next_event(self, step: int) -> int:
+        """The first host event (or phase end) after ``step``."""
+        ends = [e for e in self.phase_ends if e > step]
+        return min(next_event_step(step, self.intervals, self.total), *ends, self.total)
+
+    def is_event(self, step: int) -> bool:
+        """Whether step ``step`` (1-based, after the update) is a host event."""
+        return (
+            step >= self.total
+            or step in self.phase_ends
+            or any(step % n == 0 for n in self.intervals)
+        )
+
+    def eval_due(self, step: int, *, stopping: bool) -> bool:
+        """Evaluation at the end, at ``eval_every_n_steps``, and before an early stop."""
+        if not self.evaluating:
+            return False
+        every = self.eval_every
+        return step >= self.total or bool(every and step % every == 0) or stopping
+
+    def checkpoint_due(self, step: int, *, stopping: bool) -> bool:
+        """A checkpoint at its cadence, at a phase end, at the end, and at any stop."""
+        if self.checkpoint_every is None:
+            return False
+        return (
+            step % self.checkpoint_every == 0
+            or step >= self.total
+            or stopping
+            or step in self.phase_ends
+        )
