@@ -18,7 +18,7 @@ from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
 from pipekit_train import Checkpoint, ProgressBar, TrainingLoop
-from pipekit_train.jax import JaxModelOp
+from pipekit_train.adapters.equinox import JaxModelOp
 
 
 def load_split(split: str = "train", test_fraction: float = 0.2, seed: int = 0) -> dict:

@@ -15,7 +15,7 @@ def test_loss_names_and_operator_need_no_jax(python_without):
 
         assert "cross_entropy" in LOSS_NAMES and CLASSIFICATION_LOSSES <= set(LOSS_NAMES)
         validate_loss("mse")
-        print("DIR", "JaxModelOp" in dir(pipekit_train.jax))
+        print("DIR", "resolve_optimizer" in dir(pipekit_train.jax))
         """,
         *BLOCKED,
     )
@@ -27,7 +27,7 @@ def test_jax_helpers_say_how_to_install_the_extra(python_without):
     result = python_without(
         """
         from pipekit_train.errors import BackendNotInstalledError
-        for name in ("optim", "losses", "ops"):
+        for name in ("optim", "losses", "structure"):
             try:
                 __import__(f"pipekit_train.jax.{name}")
             except BackendNotInstalledError as exc:
@@ -43,5 +43,5 @@ def test_jax_helpers_say_how_to_install_the_extra(python_without):
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.strip().splitlines()
-    assert [line.split()[0] for line in lines] == ["optim", "losses", "ops", "lazy"]
+    assert [line.split()[0] for line in lines] == ["optim", "losses", "structure", "lazy"]
     assert all("pip install 'pipekit-train-core[jax]'" in line for line in lines)

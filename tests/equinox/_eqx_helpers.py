@@ -38,7 +38,7 @@ import numpy as np
 
 import pipekit_train
 from pipekit_train import TrainingLoop
-from pipekit_train.jax import JaxModelOp
+from pipekit_train.adapters.equinox import JaxModelOp
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

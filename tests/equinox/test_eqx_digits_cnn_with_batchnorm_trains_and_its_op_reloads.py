@@ -16,7 +16,7 @@ import pytest
 from _cnn_example import digits_cnn
 from _eqx_helpers import compilation_cache_dir, run_loop
 
-from pipekit_train.jax import JaxModelOp
+from pipekit_train.adapters.equinox import JaxModelOp
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,8 @@ import pytest
 from _eqx_helpers import FACTORY, leaves, make_model, make_module
 from recorded_code import edit_op_json, marker_module
 
+from pipekit_train.adapters.equinox import JaxModelOp
 from pipekit_train.errors import CheckpointError, PipekitError, UntrustedCodeError
-from pipekit_train.jax import JaxModelOp
 
 
 @pytest.fixture

@@ -20,8 +20,8 @@ import optax
 import pytest
 from _eqx_helpers import IN, OUT, leaves, make_data, run_loop, tiny_loop
 
+from pipekit_train.adapters.equinox import JaxModelOp
 from pipekit_train.errors import ConfigError
-from pipekit_train.jax import JaxModelOp
 
 
 class BNNet(eqx.Module):

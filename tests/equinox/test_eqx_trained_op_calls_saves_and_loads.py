@@ -21,7 +21,7 @@ from _eqx_helpers import (
     tiny_loop,
 )
 
-from pipekit_train.jax import JaxModelOp
+from pipekit_train.adapters.equinox import JaxModelOp
 
 X = make_data(10, seed=5)["x"]
 

@@ -8,8 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from pipekit_train.adapters.equinox import JaxModelOp
 from pipekit_train.errors import ConfigError, DataError
-from pipekit_train.jax import JaxModelOp
 
 TRACES: list[tuple[int, ...]] = []
 

@@ -10,8 +10,8 @@ import jax.numpy as jnp
 import pytest
 from _eqx_models import FACTORY_SOURCE
 
+from pipekit_train.adapters.equinox import JaxModelOp
 from pipekit_train.errors import CheckpointError, ConfigError
-from pipekit_train.jax import JaxModelOp
 
 
 def mlp(width=16, depth=2, dtype=None):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from _eqx_models import FACTORY_SOURCE
 
-from pipekit_train.jax import JaxModelOp
+from pipekit_train.adapters.equinox import JaxModelOp
 from pipekit_train.operator import Operator
 
 X = np.random.default_rng(0).normal(size=(7, 5)).astype(np.float32)
@@ -85,7 +85,7 @@ def test_op_json_describes_the_save(tmp_path, factory_module):
     op.save(tmp_path)
     meta = json.loads((tmp_path / "op.json").read_text())
     assert meta["format_version"] == 1
-    assert meta["op_class"] == "pipekit_train.jax.ops:JaxModelOp"
+    assert meta["op_class"] == "pipekit_train.adapters.equinox:JaxModelOp"
     assert meta["factory"] == f"{factory_module}:make_mlp"
     assert meta["factory_kwargs"]["width"] == 16
     assert meta["leaves"][0] == {"path": ".layers[0].weight", "shape": [16, 5], "dtype": "float32"}

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from _eqx_helpers import make_data
 
+from pipekit_train.adapters.equinox import JaxModelOp
 from pipekit_train.errors import CheckpointError, ConfigError
-from pipekit_train.jax import JaxModelOp
 
 
 class BNNet(eqx.Module):

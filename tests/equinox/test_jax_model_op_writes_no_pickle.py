@@ -11,7 +11,7 @@ import jax
 import numpy as np
 import pytest
 
-from pipekit_train.jax import JaxModelOp
+from pipekit_train.adapters.equinox import JaxModelOp
 
 
 def _refuse(*args, **kwargs):

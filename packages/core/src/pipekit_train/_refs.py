@@ -1,4 +1,10 @@
-"""``FactoryRef``: a ``"module:attr"`` import string standing for a Python object.
+"""``"module:attr"`` import strings: the one resolver, and ``FactoryRef``.
+
+:func:`resolve_import_string` (``pkgutil.resolve_name`` on the ``module:attr`` form) is
+the only place pipekit turns an import string into an object: a YAML loop's factories
+(``FactoryRef``), a saved folder's recorded factory or model (``_trust``, only when
+trusted) and the Bayesian tasks' functions all go through it, and
+:func:`is_import_string` is the one check of the form.
 
 YAML cannot hold a model or a dataset, so a YAML loop names the factory that
 builds it. The reference stays unresolved inside ``TrainingLoop`` (so
@@ -7,14 +13,45 @@ builds it. The reference stays unresolved inside ``TrainingLoop`` (so
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
+import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["FactoryRef"]
+__all__ = ["FactoryRef", "IMPORT_STRING_RE", "is_import_string", "resolve_import_string"]
+
+#: ``package.module:attr.path``: dotted identifiers, one colon.
+IMPORT_STRING_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+
+def is_import_string(value: Any) -> bool:
+    """Whether ``value`` is a ``"package.module:attr"`` string (nothing is imported)."""
+    return isinstance(value, str) and IMPORT_STRING_RE.match(value) is not None
+
+
+def resolve_import_string(ref: str, search_path: Sequence[str] = ()) -> Any:
+    """The object ``"package.module:attr.path"`` names (``pkgutil.resolve_name``).
+
+    ``search_path`` folders are put in front of ``sys.path`` for the import only.
+    Raises what ``pkgutil.resolve_name`` raises — ``ImportError`` when the module
+    cannot be imported, ``AttributeError`` when it lacks the attribute,
+    ``ValueError`` when ``ref`` is not of that form — so that each caller words the
+    error for its own field.
+    """
+    if not is_import_string(ref):
+        raise ValueError(f"{ref!r} is not an import string 'package.module:name'")
+    added = [p for p in search_path if p not in sys.path]
+    sys.path[:0] = added
+    try:
+        return pkgutil.resolve_name(ref)
+    finally:
+        for p in added:
+            if p in sys.path:
+                sys.path.remove(p)
 
 
 @dataclass(frozen=True)
@@ -46,29 +83,19 @@ class FactoryRef:
     def resolve(self, field_name: str) -> Any:
         """Import and (if callable) call the target; errors name ``field_name``."""
         module_name, _, attr = self.target.partition(":")
-        added = [p for p in self.search_path if p not in sys.path]
-        sys.path[:0] = added
         try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
+            obj = resolve_import_string(self.target, self.search_path)
+        except AttributeError as exc:
+            raise ConfigError(
+                f"{field_name}: module {module_name!r} has no attribute {attr!r}",
+                field=field_name,
+            ) from exc
+        except (ImportError, ValueError) as exc:
             raise ConfigError(
                 f"{field_name}: cannot import module {module_name!r} of {self.target!r} "
                 f"({exc}); is it on PYTHONPATH?",
                 field=field_name,
             ) from exc
-        finally:
-            for p in added:
-                if p in sys.path:
-                    sys.path.remove(p)
-        obj: Any = module
-        for part in attr.split("."):
-            try:
-                obj = getattr(obj, part)
-            except AttributeError as exc:
-                raise ConfigError(
-                    f"{field_name}: module {module_name!r} has no attribute {attr!r}",
-                    field=field_name,
-                ) from exc
         if self.call and callable(obj):
             try:
                 return obj(**self.kwargs)

@@ -15,11 +15,11 @@ they chose (``pipekit_train._refs``).
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Sequence
 from typing import Any, TypeAlias
 
+from ._refs import is_import_string, resolve_import_string
 from .errors import CheckpointError, ConfigError, UntrustedCodeError
 
 __all__ = ["Trust", "build_from_factory", "check_trust", "is_trusted", "resolve_recorded"]
@@ -28,7 +28,6 @@ __all__ = ["Trust", "build_from_factory", "check_trust", "is_trusted", "resolve_
 #: folder can run code"), or module prefixes whose recorded strings may be resolved.
 Trust: TypeAlias = bool | Sequence[str]
 
-_REF_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 _PREFIX_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
@@ -86,7 +85,7 @@ def resolve_recorded(
         CheckpointError: ``ref`` is not an import string, or it cannot be imported.
     """
     trust = check_trust(trusted)
-    if not isinstance(ref, str) or not _REF_RE.match(ref):
+    if not is_import_string(ref):
         raise CheckpointError(
             f"{source}: field {field!r} must be an import string 'pkg.module:name', got "
             f"{ref!r}; pass the code yourself: {instead}"
@@ -101,11 +100,8 @@ def resolve_recorded(
             f"folder (it can run code), pass trusted=True, or trusted=[{top!r}] to allow "
             f"modules under {top!r}. See docs/security.md."
         )
-    module_name, _, attr_path = ref.partition(":")
     try:
-        obj: Any = importlib.import_module(module_name)
-        for attr in attr_path.split("."):
-            obj = getattr(obj, attr)
+        obj: Any = resolve_import_string(ref)
     except (ImportError, AttributeError) as exc:
         raise CheckpointError(
             f"{source}: the recorded {field} {ref!r} cannot be imported "

@@ -3,7 +3,7 @@
 An Operator is a callable artifact that can be saved to a directory and loaded
 back. ``loop.run()`` returns one as the first element of
 ``(trained_op, backend_info)``; ``TrainingLoop.model_op`` usually is one too
-(``pipekit_train.jax.JaxModelOp``, ``TorchModelOp``, ``KerasModelOp``,
+(``pipekit_train.adapters.equinox.JaxModelOp``, ``TorchModelOp``, ``KerasModelOp``,
 ``NumpyroPredictiveOp``).
 
 The contract:

@@ -3,7 +3,6 @@
 Importing this package imports nothing from JAX; each name below is loaded
 from its submodule on first access:
 
-- ``JaxModelOp`` (``.ops``) — the Operator over an Equinox module;
 - ``resolve_optimizer``, ``current_learning_rate``, ``validate_optimizer_config``
   (``.optim``) — ``optimizer_config`` → optax;
 - ``resolve_loss``, ``is_classification`` (``.losses``) —
@@ -15,6 +14,10 @@ from its submodule on first access:
   step → the driver's fused, donated, key-folded compiled calls;
 - ``tree_structure_digest`` (``.structure``) — the resume guard's model digest;
 - ``enable_compilation_cache`` (``.compile_cache``).
+
+``JaxModelOp`` moved to the Equinox distribution (``pipekit_train.adapters.equinox``):
+asking for it here raises an ``AttributeError`` saying so, since core never imports
+an adapter.
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ import importlib
 from typing import Any
 
 _LAZY: dict[str, str] = {
-    "JaxModelOp": "ops",
     "resolve_optimizer": "optim",
     "current_learning_rate": "optim",
     "validate_optimizer_config": "optim",
@@ -42,11 +44,19 @@ _LAZY: dict[str, str] = {
     "tree_structure_digest": "structure",
 }
 
+#: Names that lived here before and the module that holds them now.
+_MOVED: dict[str, str] = {"JaxModelOp": "pipekit_train.adapters.equinox"}
+
 __all__ = sorted(_LAZY)
 
 
 def __getattr__(name: str) -> Any:
     submodule = _LAZY.get(name)
+    if name in _MOVED:
+        raise AttributeError(
+            f"{name} moved to {_MOVED[name]}: write 'from {_MOVED[name]} import {name}' "
+            "(pip install pipekit-train-equinox)"
+        )
     if submodule is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(f"{__name__}.{submodule}"), name)

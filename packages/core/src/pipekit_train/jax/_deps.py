@@ -4,19 +4,14 @@ Modules under ``pipekit_train.jax`` import jax and optax at module level and tur
 ``ImportError`` into :func:`missing_jax_extra`, so a JAX-free install gets one clear
 :class:`~pipekit_train.errors.BackendNotInstalledError` with the ``pip install``
 command instead of a bare ``ModuleNotFoundError``. Equinox is not part of the
-extra (it belongs to ``pipekit-train-equinox``); :func:`require_equinox` is
-called lazily by the code that needs it.
+extra: it belongs to ``pipekit-train-equinox``, with ``JaxModelOp``.
 """
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
-
 from pipekit_train.errors import BackendNotInstalledError
 
 JAX_EXTRA_INSTALL = "pip install 'pipekit-train-core[jax]'"
-EQUINOX_INSTALL = "pip install pipekit-train-equinox"
 
 
 def missing_jax_extra(exc: ImportError) -> BackendNotInstalledError:
@@ -26,15 +21,3 @@ def missing_jax_extra(exc: ImportError) -> BackendNotInstalledError:
         f"pipekit_train.jax needs {missing!r}, which is not installed "
         f"({type(exc).__name__}: {exc}). Install core's JAX extra: {JAX_EXTRA_INSTALL}"
     )
-
-
-def require_equinox() -> ModuleType:
-    """Import equinox or explain that it comes with ``pipekit-train-equinox``."""
-    try:
-        return importlib.import_module("equinox")
-    except ImportError as exc:
-        raise BackendNotInstalledError(
-            f"JaxModelOp wraps Equinox modules, and equinox is not installed "
-            f"({type(exc).__name__}: {exc}). It comes with the Equinox backend: "
-            f"{EQUINOX_INSTALL}"
-        ) from exc

@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import functools
 import inspect
-import pkgutil
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pipekit_train._refs import is_import_string, resolve_import_string
 from pipekit_train.errors import ConfigError
 
 __all__ = [
@@ -36,25 +35,23 @@ __all__ = [
     "is_factor_site",
 ]
 
-_IMPORT_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
-
 
 def resolve_callable(value: Any, field: str, expected: str) -> Any:
     """``value`` itself, or the object a ``'module:attr'`` import string names (``None`` stays).
 
     How a YAML file gives the Bayesian tasks their functions (a model, a log density):
-    ``pkgutil.resolve_name`` imports the code the user named. ``expected`` says what the
+    core's ``resolve_import_string`` imports the code the user named. ``expected`` says what the
     field takes, for the messages.
     """
     if isinstance(value, str):
-        if not _IMPORT_RE.match(value):
+        if not is_import_string(value):
             raise ConfigError(
                 f"{field} is the string {value!r}; give {expected} or an import string "
                 "'package.module:function'",
                 field=field,
             )
         try:
-            value = pkgutil.resolve_name(value)
+            value = resolve_import_string(value)
         except (ImportError, AttributeError, ValueError) as exc:
             raise ConfigError(
                 f"{field}: cannot import {value!r} ({type(exc).__name__}: {exc}); is the "
@@ -113,7 +110,7 @@ def model_import_string(model: Callable[..., Any]) -> str | None:
         return None
     name = f"{module}:{qualname}"
     try:
-        if pkgutil.resolve_name(name) is not target:
+        if resolve_import_string(name) is not target:
             return None
     except Exception:  # noqa: BLE001 - any failure means "not importable by name"
         return None

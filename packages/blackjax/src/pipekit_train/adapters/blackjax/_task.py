@@ -12,7 +12,7 @@ Two ways in, exactly one per task:
   given directly as ``TrainingLoop.task`` is the same thing).
 
 Every function field also accepts a ``'module:function'`` import string, so a
-YAML file can build the task (``pkgutil.resolve_name``, the code the user named).
+YAML file can build the task (core's ``resolve_import_string``, the code the user named).
 """
 
 from __future__ import annotations

@@ -3,12 +3,14 @@
 ``TrainingLoop(..., backend="equinox").run()`` lands in ``run`` here. The
 module surface follows the original design text: ``TrainState``, the
 ``TrainTask`` protocol, ``train_step``, ``save_state`` / ``restore_state``,
-``run``, and ``ShardingSpec`` (defined in core, re-exported).
+``run``, ``ShardingSpec`` (defined in core, re-exported) and ``JaxModelOp``, the
+trained Operator over an Equinox module.
 """
 
 from pipekit_train.sharding import ShardingSpec
 
 from ._checkpoint import restore_state, save_state
+from ._op import JaxModelOp
 from ._run import run
 from ._state import TrainState
 from ._step import train_step
@@ -25,4 +27,5 @@ __all__ = [
     "run",
     "ShardingSpec",
     "library_versions",
+    "JaxModelOp",
 ]

@@ -23,13 +23,13 @@ from pipekit_train.jax.data import (
     normalize_dataset,
 )
 from pipekit_train.jax.losses import resolve_loss
-from pipekit_train.jax.ops import JaxModelOp
 from pipekit_train.jax.optim import resolve_optimizer, with_accumulation
 from pipekit_train.jax.precision import storage_tree
 from pipekit_train.jax.structure import tree_structure_digest
 from pipekit_train.loop import FEATURE_DEFAULTS, require_features
 from pipekit_train.losses import is_classification
 
+from ._op import JaxModelOp
 from ._options import parse_options
 from ._placement import Placement
 from ._program import EquinoxProgram, deployed_model
@@ -64,7 +64,7 @@ def _unwrap_model(model_op: Any) -> tuple[Any, Any, Any]:
     else:
         raise ConfigError(
             "TrainingLoop.model_op must be an equinox.Module, a (model, state) pair from "
-            "eqx.nn.make_with_state, or a pipekit_train.jax.JaxModelOp (anything with a "
+            "eqx.nn.make_with_state, or a pipekit_train.adapters.equinox.JaxModelOp (anything with a "
             f".module that is an equinox.Module) for the equinox backend; got "
             f"{type(model_op).__name__}",
             field="model_op",

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from pipekit_train._refs import is_import_string
 from pipekit_train._trust import build_from_factory, check_trust
 from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.fingerprint import structure_digest
@@ -43,7 +43,6 @@ __all__ = ["TorchModelOp", "state_summary", "module_structure_digest"]
 FORMAT_VERSION = 1
 WEIGHTS_FILE = "weights.pt"
 META_FILE = "op.json"
-_FACTORY_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
 def state_summary(module: torch.nn.Module) -> list[tuple[str, list[int], str]]:
@@ -81,7 +80,7 @@ class TorchModelOp:
                 f"TorchModelOp needs a torch.nn.Module, got {type(module).__name__}",
                 field="TorchModelOp.module",
             )
-        if factory is not None and (not isinstance(factory, str) or not _FACTORY_RE.match(factory)):
+        if factory is not None and not is_import_string(factory):
             raise ConfigError(
                 f"TorchModelOp: factory must be an import string 'pkg.module:function', got "
                 f"{factory!r}",

@@ -1,9 +1,9 @@
 """``JaxModelOp``: the Operator over an Equinox module.
 
-Equinox is not a dependency of core (it comes with ``pipekit-train-equinox``);
-it is imported when a ``JaxModelOp`` is created, and a missing install is
-reported as :class:`~pipekit_train.errors.BackendNotInstalledError` naming the
-``pip install`` command.
+It lives in ``pipekit-train-equinox`` (it was ``pipekit_train.jax.ops.JaxModelOp``
+in core's ``[jax]`` extra until the engine issue), so core never imports equinox.
+Folders saved by the old class load unchanged: the layout and ``op.json`` are the
+same, and the old ``op_class`` is mapped by :data:`OLD_OP_CLASSES`.
 
 Saved layout (a directory)::
 
@@ -45,22 +45,18 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import equinox as eqx
+import jax
+import jax.numpy as jnp
 import numpy as np
 
+from pipekit_train._refs import is_import_string
 from pipekit_train._trust import build_from_factory, check_trust
 from pipekit_train.errors import CheckpointError, ConfigError, DataError, PipekitError
-from pipekit_train.jax._deps import missing_jax_extra, require_equinox
-
-try:
-    import jax
-    import jax.numpy as jnp
-except ImportError as _exc:  # pragma: no cover - exercised in a subprocess test
-    raise missing_jax_extra(_exc) from _exc
 
 __all__ = ["JaxModelOp"]
 
@@ -69,7 +65,11 @@ WEIGHTS_FILE = "weights.eqx"
 META_FILE = "op.json"
 STATE_FILE = "state.eqx"
 
-_FACTORY_RE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
+#: The ``op_class`` this class records in ``op.json`` (its public import path).
+PUBLIC_NAME = "pipekit_train.adapters.equinox:JaxModelOp"
+
+#: ``op_class`` values older versions wrote into ``op.json``, and the class each is now.
+OLD_OP_CLASSES = {"pipekit_train.jax.ops:JaxModelOp": PUBLIC_NAME}
 
 _BATCHED_APPLY: Any = None
 _BATCHED_STATEFUL_APPLY: Any = None
@@ -83,7 +83,6 @@ def _batched_apply() -> Any:
     """
     global _BATCHED_APPLY
     if _BATCHED_APPLY is None:
-        eqx = require_equinox()
 
         def apply(module: Any, inputs: Any) -> Any:
             return jax.vmap(module)(inputs)
@@ -96,7 +95,6 @@ def _batched_stateful_apply() -> Any:
     """``vmap(module, axis_name="batch")(x, state)``'s predictions, jit-compiled once."""
     global _BATCHED_STATEFUL_APPLY
     if _BATCHED_STATEFUL_APPLY is None:
-        eqx = require_equinox()
 
         def apply(module: Any, state: Any, inputs: Any) -> Any:
             out, _ = jax.vmap(module, axis_name="batch", in_axes=(0, None), out_axes=(0, None))(
@@ -111,7 +109,6 @@ def _batched_stateful_apply() -> Any:
 def _check_state(state: Any) -> Any:
     if state is None:
         return None
-    eqx = require_equinox()
     if not isinstance(state, eqx.nn.State):
         raise ConfigError(
             f"JaxModelOp: state must be the eqx.nn.State from eqx.nn.make_with_state, got "
@@ -130,7 +127,6 @@ def _distribution_version(name: str) -> str | None:
 
 def _leaf_summary(tree: Any) -> list[dict[str, Any]]:
     """Path, shape and dtype of every leaf that ``tree_serialise_leaves`` writes."""
-    eqx = require_equinox()
     out: list[dict[str, Any]] = []
     for key_path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
         path = jax.tree_util.keystr(key_path)
@@ -156,7 +152,7 @@ def _check_factory(factory: Any, factory_kwargs: Any) -> dict[str, Any] | None:
                 field="JaxModelOp.factory",
             )
         return None
-    if not isinstance(factory, str) or not _FACTORY_RE.match(factory):
+    if not isinstance(factory, str) or not is_import_string(factory):
         raise ConfigError(
             f"JaxModelOp: factory must be an import string 'pkg.module:function', got {factory!r}",
             field="JaxModelOp.factory",
@@ -198,7 +194,6 @@ class JaxModelOp:
         factory: str | None = None,
         factory_kwargs: dict[str, Any] | None = None,
     ) -> None:
-        eqx = require_equinox()
         if not isinstance(module, eqx.Module):
             raise ConfigError(
                 f"JaxModelOp wraps an equinox.Module, got {type(module).__module__}."
@@ -251,7 +246,6 @@ class JaxModelOp:
 
     def __call__(self, inputs: Any) -> Any:
         """Apply the module to each example of the batch ``inputs``."""
-        eqx = require_equinox()
         if self._inference_module is None:
             self._inference_module = eqx.nn.inference_mode(self._module, True)
         batch = jax.tree_util.tree_map(jnp.asarray, inputs)
@@ -284,7 +278,9 @@ class JaxModelOp:
         mod_cls = type(self._module)
         return {
             "format_version": FORMAT_VERSION,
-            "op_class": f"{cls.__module__}:{cls.__qualname__}",
+            "op_class": PUBLIC_NAME
+            if cls is JaxModelOp
+            else f"{cls.__module__}:{cls.__qualname__}",
             "module_class": f"{mod_cls.__module__}:{mod_cls.__qualname__}",
             "factory": self._factory,
             "factory_kwargs": self._factory_kwargs,
@@ -304,7 +300,6 @@ class JaxModelOp:
         Each file is written beside its final name and renamed into place, the
         weights first, so ``op.json`` only ever describes complete weights.
         """
-        eqx = require_equinox()
         directory = Path(path)
         if directory.exists() and not directory.is_dir():
             raise CheckpointError(f"JaxModelOp.save: {directory} exists and is not a directory")
@@ -344,6 +339,8 @@ class JaxModelOp:
             raise CheckpointError(f"{meta_path} cannot be read: {exc}") from exc
         if not isinstance(meta, dict) or not isinstance(meta.get("leaves"), list):
             raise CheckpointError(f"{meta_path} is not a JaxModelOp description")
+        # A folder saved before the move names the old class; it is the same class.
+        meta["op_class"] = OLD_OP_CLASSES.get(meta.get("op_class"), meta.get("op_class"))
         version = meta.get("format_version")
         if not isinstance(version, int) or version > FORMAT_VERSION:
             raise CheckpointError(
@@ -361,7 +358,6 @@ class JaxModelOp:
         From ``like``, else ``factory(**recorded kwargs)``, else the recorded factory if
         ``trusted`` allows it; a recorded string is never imported otherwise.
         """
-        eqx = require_equinox()
 
         def unwrap(obj: Any, what: str) -> tuple[Any, Any]:
             if isinstance(obj, JaxModelOp):
@@ -458,7 +454,6 @@ class JaxModelOp:
         is data, so without one of these nothing recorded is imported or called
         (:class:`~pipekit_train.errors.UntrustedCodeError`).
         """
-        eqx = require_equinox()
         trusted = check_trust(trusted)
         if like is not None and factory is not None:
             raise ConfigError(
