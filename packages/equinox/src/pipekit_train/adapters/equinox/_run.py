@@ -64,8 +64,8 @@ def _unwrap_model(model_op: Any) -> tuple[Any, Any, Any]:
     else:
         raise ConfigError(
             "TrainingLoop.model_op must be an equinox.Module, a (model, state) pair from "
-            "eqx.nn.make_with_state, or a pipekit_train.adapters.equinox.JaxModelOp (anything with a "
-            f".module that is an equinox.Module) for the equinox backend; got "
+            "eqx.nn.make_with_state, or a pipekit_train.adapters.equinox.JaxModelOp (anything "
+            f"with a .module that is an equinox.Module) for the equinox backend; got "
             f"{type(model_op).__name__}",
             field="model_op",
         )
