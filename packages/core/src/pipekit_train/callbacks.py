@@ -172,7 +172,7 @@ class LogToExperiment(Callback):
         self._last_written = -1
 
     def on_run_start(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
-        from .writers import loop_config, run_facts
+        from ._run_facts import loop_config, run_facts
 
         if callable(getattr(self.writer, "log_config", None)):
             self.writer.log_config(loop_config(loop))  # type: ignore[attr-defined]

@@ -1,9 +1,10 @@
 """Backend discovery through the ``pipekit_train.backends`` entry-point group.
 
 A backend distribution registers ``name = "pipekit_train.adapters.<module>"``;
-the module exposes ``run(loop) -> (trained_op, backend_info)`` and optionally
-``library_versions() -> dict[str, str]``. Core never imports an adapter except
-through ``load_backend``.
+the module exposes ``run(loop) -> (trained_op, backend_info)``. The versions a run
+reports (``backend_info["versions"]``) are read from distribution metadata by
+:func:`distribution_versions`, never by importing the backend. Core never imports an
+adapter except through ``load_backend``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __all__ = [
     "known_backend_names",
     "load_backend",
     "distribution_version",
+    "distribution_versions",
 ]
 
 ENTRY_POINT_GROUP = "pipekit_train.backends"
@@ -148,6 +150,40 @@ _EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 
 def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def distribution_versions(distribution: str) -> dict[str, str]:
+    """``{distribution name: version}`` of ``distribution``, the pipekit distributions it
+    needs and the libraries they run on: ``backend_info["versions"]``, one shape for every
+    backend (e.g. ``{"pipekit-train-core": …, "pipekit-train-equinox": …, "jax": …}``).
+
+    Read from metadata only (nothing is imported); a distribution that is not installed
+    is left out.
+    """
+    pipekit: dict[str, str] = {}
+    for name in ("pipekit-train-core", *_pipekit_requirements(distribution), distribution):
+        version = distribution_version(name)
+        if version is not None:
+            pipekit[name] = version
+    return {**pipekit, **_library_versions(distribution)}
+
+
+def _pipekit_requirements(distribution: str) -> list[str]:
+    """The pipekit distributions ``distribution`` requires, directly or not (metadata only)."""
+    out: list[str] = []
+    todo = [distribution]
+    while todo:
+        try:
+            requires = metadata.requires(todo.pop()) or []
+        except metadata.PackageNotFoundError:
+            continue
+        for line in requires:
+            match = _REQUIREMENT.match(line.partition(";")[0])
+            req = _canonical(match.group(1)) if match is not None else ""
+            if req.startswith("pipekit-train") and req not in out and req != distribution:
+                out.append(req)
+                todo.append(req)
+    return sorted(out)
 
 
 def _library_versions(distribution: str) -> dict[str, str]:

@@ -4,7 +4,9 @@ Per-step backends hand :func:`run_driver` a :class:`StepProgram` (JAX backends
 build one with ``pipekit_train.jax.program.build_program``); the Lightning and
 Keras bridges drive their library's loop and call the same :func:`host_event`
 at the steps a :class:`Schedule` names. Callbacks and writers run through one
-:class:`CallbackRunner`. Pure Python: nothing here imports an array library.
+:class:`CallbackRunner`; every backend's ``backend_info`` is built by
+:func:`backend_info` (one schema, ``docs/run-report.md``). Pure Python: nothing
+here imports an array library.
 """
 
 from ._driver import DriverResult as DriverResult
@@ -17,6 +19,9 @@ from ._program import BatchStream as BatchStream
 from ._program import Phase as Phase
 from ._program import StepCheckpointer as StepCheckpointer
 from ._program import StepProgram as StepProgram
+from ._report import REQUIRED_KEYS as REQUIRED_KEYS
+from ._report import RunOutcome as RunOutcome
+from ._report import backend_info as backend_info
 from ._runner import CallbackRunner as CallbackRunner
 from ._schedule import Schedule as Schedule
 from ._schedule import event_intervals as event_intervals
@@ -37,4 +42,7 @@ __all__ = [
     "next_event_step",
     "record_window",
     "run_driver",
+    "REQUIRED_KEYS",
+    "RunOutcome",
+    "backend_info",
 ]

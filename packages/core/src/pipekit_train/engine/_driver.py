@@ -46,6 +46,7 @@ from .._signals import StopSignals
 from ..carry import TrainerCarryState
 from ._events import EventSite, host_event, record_window
 from ._program import BatchStream, Phase, StepCheckpointer, StepProgram
+from ._report import RunOutcome
 from ._runner import CallbackRunner
 from ._schedule import Schedule
 
@@ -73,26 +74,19 @@ class DriverResult:
     run_dir: str | None = None
     last_checkpoint_step: int | None = None
 
-    def run_info(self, started: float) -> dict[str, Any]:
-        """The ``backend_info`` keys every per-step backend reports, from this result.
-
-        ``started`` is the adapter's ``time.perf_counter()`` at the start of ``run``, so
-        ``total_seconds`` covers its set-up as well as the driver's loop.
-        """
-        return {
-            "final_step": self.final_step,
-            "final_metrics": dict(self.state.metrics),
-            "resumed_from_step": self.resumed_from_step,
-            "stop_reason": self.stop_reason,
-            "interrupted": self.interrupted,
-            "total_seconds": time.perf_counter() - started,
-            "train_seconds": self.train_seconds,
-            "steps_per_second": (
-                self.steps_run / self.train_seconds if self.train_seconds > 0 else None
-            ),
-            "run_dir": self.run_dir,
-            "last_checkpoint_step": self.last_checkpoint_step,
-        }
+    def outcome(self) -> RunOutcome:
+        """How the run ended, for the adapter's ``backend_info`` (``engine.backend_info``)."""
+        return RunOutcome(
+            final_step=self.final_step,
+            resumed_from_step=self.resumed_from_step,
+            last_checkpoint_step=self.last_checkpoint_step,
+            stop_reason=self.stop_reason,
+            interrupted=self.interrupted,
+            train_seconds=self.train_seconds,
+            steps_run=self.steps_run,
+            final_metrics=dict(self.state.metrics),
+            run_dir=self.run_dir,
+        )
 
 
 def run_driver(

@@ -13,7 +13,7 @@ under ``logs/<kind>``; see ``writers_for_loop`` and ``docs/writers.md``.
 """
 
 from ._base import MetricWriter, writer_to_config
-from ._config import flatten, loop_config, run_facts
+from ._config import flatten
 from ._hints import viewing_hints
 from ._multi import MultiWriter
 from ._resolve import (
@@ -49,8 +49,6 @@ __all__ = [
     "run_dir_for",
     "writers_for_loop",
     "writer_to_config",
-    "loop_config",
     "flatten",
-    "run_facts",
     "viewing_hints",
 ]

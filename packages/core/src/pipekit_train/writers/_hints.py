@@ -89,9 +89,7 @@ def viewing_hints(source: Any, run_dir: str | os.PathLike[str] | None = None) ->
     created or imported; a writer of another type (a user's ``MetricWriter``) adds no
     line. Duplicates are dropped.
     """
-    from ..loop import TrainingLoop
-
-    if isinstance(source, TrainingLoop):
+    if hasattr(source, "metric_writer"):  # a TrainingLoop (read, not imported: no circle)
         if run_dir is None and source.checkpoint_dir is not None:
             run_dir = source.checkpoint_dir
         source = source.metric_writer

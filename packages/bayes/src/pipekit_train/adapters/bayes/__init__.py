@@ -49,7 +49,7 @@ from ._model import (
 from ._option_names import SAMPLER_ALIASES, resolve_aliases
 from ._plots import PosteriorPlots, plot_posterior_predictive
 from ._predictive import NumpyroPredictiveOp
-from ._runtime import library_versions, precision, use_compilation_cache, warn_unused_fields
+from ._runtime import precision, warn_unused_fields
 from ._starts import init_to_value_jittered
 from ._task import NumpyroTask, check_model_keywords, require_task
 from ._trace import SAMPLE_PREFIX, STAT_KEYS, draws_by_chain
@@ -83,9 +83,7 @@ __all__ = [
     "model_data",
     "check_model_keywords",
     "precision",
-    "library_versions",
     "warn_unused_fields",
-    "use_compilation_cache",
     "check_finite",
     "ConvergenceStop",
     "SAMPLE_PREFIX",

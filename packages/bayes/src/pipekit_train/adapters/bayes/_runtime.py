@@ -1,19 +1,15 @@
-"""What every Bayesian backend's ``run`` does around the sampler: precision and versions."""
+"""What every Bayesian backend's ``run`` does around the sampler: precision, ignored fields."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
-from importlib import metadata
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pipekit_train._warn import warn_user
 from pipekit_train.errors import ConfigError
 
-if TYPE_CHECKING:
-    from pipekit_train.jax.compile_cache import CompilationCache
-
-__all__ = ["precision", "library_versions", "warn_unused_fields", "use_compilation_cache"]
+__all__ = ["precision", "warn_unused_fields"]
 
 
 @contextlib.contextmanager
@@ -49,26 +45,6 @@ def precision(x64: bool, field: str = "backend_options.x64") -> Iterator[None]:
         yield
 
 
-def library_versions() -> dict[str, str]:
-    """Versions of the libraries a Bayesian run depends on, for ``backend_info``."""
-    out: dict[str, str] = {}
-    for dist in (
-        "jax",
-        "numpyro",
-        "arviz",
-        "pipekit-train-core",
-        "pipekit-train-bayes",
-        "pipekit-train-numpyro",
-        "blackjax",
-        "pipekit-train-blackjax",
-    ):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
-
-
 def warn_unused_fields(loop: Any, backend: str, names: Sequence[str]) -> list[str]:
     """Warn once, naming every field in ``names`` the user set but ``backend`` ignores."""
     from pipekit_train.loop import TrainingLoop
@@ -88,17 +64,3 @@ def warn_unused_fields(loop: Any, backend: str, names: Sequence[str]) -> list[st
             "steps over the whole dataset, with no optimiser."
         )
     return set_fields
-
-
-def use_compilation_cache(
-    folder: Any, field: str = "backend_options.compilation_cache"
-) -> CompilationCache:
-    """Turn on JAX's persistent compilation cache in ``folder`` (``None``/``'off'``: leave it).
-
-    Core's :func:`pipekit_train.jax.compile_cache.use_compilation_cache` (one check for
-    every JAX backend); call the result's ``prune()`` after the run succeeded. The CLI
-    passes its ``--compilation-cache`` folder to every backend this way.
-    """
-    from pipekit_train.jax.compile_cache import use_compilation_cache as core_use
-
-    return core_use(folder, field)

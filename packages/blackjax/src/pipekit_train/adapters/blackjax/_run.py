@@ -13,18 +13,18 @@ from pipekit_train.adapters.bayes import (
     NumpyroPredictiveOp,
     diagnostics,
     draws_by_chain,
-    library_versions,
     model_data,
     model_import_string,
     precision,
-    use_compilation_cache,
     warn_diagnostics,
     warn_unused_fields,
 )
-from pipekit_train.engine import run_driver
+from pipekit_train.engine import backend_info, run_driver
 from pipekit_train.errors import ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
+from pipekit_train.jax.compile_cache import use_compilation_cache
 from pipekit_train.loop import require_features
+from pipekit_train.registry import distribution_versions
 
 from ._options import BlackjaxOptions, check_counts, parse_options
 from ._sampler import Sampler
@@ -236,29 +236,33 @@ def _run(
         op = _predictive_op(task, samples, stats, loop.seed, sites)
     if lmbda is not None and min(lmbda) < 1.0:
         msgs = [*msgs, _unfinished_tempering(lmbda, options)]
-    info: dict[str, Any] = {
-        "backend": BACKEND,
-        "versions": library_versions(),
-        "devices": [str(d) for d in jax.devices()],
-        "chain_devices": 1 if mesh is None else int(mesh.size),
-        "x64": bool(options.x64),
-        "sampler": options.sampler,
-        "sampler_params": dict(options.params),
-        "init_values": _init_values_json(options),
-        "step_meaning": sampler.step_meaning,
-        "num_warmup": counts[0],
-        "num_samples": counts[1],
-        "num_chains": counts[2],
-        "phases": {p.name: p.steps for p in sampler.phases},
-        "adapted": adapted,
-        "draws_collected": int(next(iter(samples.values())).shape[1]) if samples else 0,
-        "diagnostics": diag,
-        "divergences": diag["divergences"] if diag else None,
-        "warnings": msgs,
-        "ignored_fields": unused,
-        **sampler.info,
-        **result.run_info(started),
-    }
+    info = backend_info(
+        BACKEND,
+        result.outcome(),
+        versions=distribution_versions("pipekit-train-blackjax"),
+        started=started,
+        devices=[str(d) for d in jax.devices()],
+        process_count=jax.process_count(),
+        diagnostics=diag,
+        warnings=msgs,
+        extras={
+            "chain_devices": 1 if mesh is None else int(mesh.size),
+            "x64": bool(options.x64),
+            "sampler": options.sampler,
+            "sampler_params": dict(options.params),
+            "init_values": _init_values_json(options),
+            "step_meaning": sampler.step_meaning,
+            "num_warmup": counts[0],
+            "num_samples": counts[1],
+            "num_chains": counts[2],
+            "phases": {p.name: p.steps for p in sampler.phases},
+            "adapted": adapted,
+            "draws_collected": int(next(iter(samples.values())).shape[1]) if samples else 0,
+            "divergences": diag["divergences"] if diag else None,
+            "ignored_fields": unused,
+            **sampler.info,
+        },
+    )
     return op, info
 
 

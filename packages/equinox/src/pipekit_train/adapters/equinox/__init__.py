@@ -15,7 +15,6 @@ from ._run import run
 from ._state import TrainState
 from ._step import train_step
 from ._task import SupervisedTask, TrainTask
-from ._versions import library_versions
 
 __all__ = [
     "TrainState",
@@ -26,6 +25,5 @@ __all__ = [
     "restore_state",
     "run",
     "ShardingSpec",
-    "library_versions",
     "JaxModelOp",
 ]

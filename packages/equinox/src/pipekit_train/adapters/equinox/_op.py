@@ -340,7 +340,8 @@ class JaxModelOp:
         if not isinstance(meta, dict) or not isinstance(meta.get("leaves"), list):
             raise CheckpointError(f"{meta_path} is not a JaxModelOp description")
         # A folder saved before the move names the old class; it is the same class.
-        meta["op_class"] = OLD_OP_CLASSES.get(meta.get("op_class"), meta.get("op_class"))
+        recorded = str(meta.get("op_class"))
+        meta["op_class"] = OLD_OP_CLASSES.get(recorded, recorded)
         version = meta.get("format_version")
         if not isinstance(version, int) or version > FORMAT_VERSION:
             raise CheckpointError(

@@ -9,7 +9,7 @@ import equinox as eqx
 import jax
 import numpy as np
 
-from pipekit_train.engine import run_driver
+from pipekit_train.engine import backend_info, run_driver
 from pipekit_train.errors import ConfigError, DataError, PipekitError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax._own_optax import own_optimizer
@@ -28,6 +28,7 @@ from pipekit_train.jax.precision import storage_tree
 from pipekit_train.jax.structure import tree_structure_digest
 from pipekit_train.loop import FEATURE_DEFAULTS, require_features
 from pipekit_train.losses import is_classification
+from pipekit_train.registry import distribution_versions
 
 from ._op import JaxModelOp
 from ._options import parse_options
@@ -36,7 +37,6 @@ from ._program import EquinoxProgram, deployed_model
 from ._state import TrainState
 from ._step import StepFeatures
 from ._task import StatefulSupervisedTask, SupervisedTask
-from ._versions import library_versions, pipekit_versions
 
 _STATEFUL_SIGNATURE = "loss_fn(model, state, batch, key) -> (loss, (metrics, new_state))"
 
@@ -417,13 +417,7 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         if final_model_state is not None:
             final_model_state = _process_local(final_model_state)
     trained = _wrap(model_op, final_model, final_model_state)
-    info: dict[str, Any] = {
-        "backend": "equinox",
-        **library_versions(),
-        "pipekit_versions": pipekit_versions(),
-        "devices": [str(d) for d in jax.devices()],
-        "process_count": jax.process_count(),
-        **result.run_info(started),
+    extras: dict[str, Any] = {
         "steps_per_call": options.steps_per_call,
         "features": {
             "stateful_model": model_state is not None,
@@ -434,7 +428,16 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         "sharding": placement.describe(),
     }
     if own is not None:
-        info["optimizer"] = own.info()
+        extras["optimizer"] = own.info()
+    info = backend_info(
+        "equinox",
+        result.outcome(),
+        versions=distribution_versions("pipekit-train-equinox"),
+        started=started,
+        devices=[str(d) for d in jax.devices()],
+        process_count=jax.process_count(),
+        extras=extras,
+    )
     cache.prune()  # only now: a run refused by validation deletes nothing (compile_cache)
     return trained, info
 

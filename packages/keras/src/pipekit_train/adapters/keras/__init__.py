@@ -11,6 +11,7 @@ from ._env import import_keras as _import_keras
 
 _import_keras()
 
+from . import _private  # noqa: E402, F401  (checks the Keras internals the backend uses)
 from ._losses import KerasTask  # noqa: E402
 from ._op import KerasModelOp  # noqa: E402
 from ._optim import KERAS_OPTIMIZERS  # noqa: E402

@@ -15,6 +15,8 @@ import numpy as np
 
 from pipekit_train.errors import ConfigError
 
+from ._private import set_variable_layout, variable_layout
+
 __all__ = ["data_parallel", "relayout"]
 
 
@@ -37,6 +39,6 @@ def data_parallel(keras: Any, enabled: bool, batch_size: int) -> Any:
 def relayout(variables: Iterable[Any], distribution: Any) -> None:
     """Give variables made outside the distribution its layout (replicated for DataParallel)."""
     for v in variables:
-        if getattr(v, "_layout", None) is None:
-            v._layout = distribution.get_variable_layout(v)
+        if variable_layout(v) is None:
+            set_variable_layout(v, distribution.get_variable_layout(v))
             v.assign(np.asarray(v.value))

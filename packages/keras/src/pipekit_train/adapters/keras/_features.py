@@ -29,6 +29,14 @@ from pipekit_train.errors import ConfigError
 from pipekit_train.loop import FEATURE_DEFAULTS, require_features
 from pipekit_train.optimizers import parse_optimizer_config
 
+from ._private import (
+    ema_averages,
+    flatten_layers,
+    micro_batch_count,
+    optimizer_variables_order,
+    replace_ema_update,
+)
+
 __all__ = [
     "BFLOAT16_BROKEN_OPTIMIZERS",
     "check_features",
@@ -92,7 +100,7 @@ def check_features(loop: Any, model: Any, steps_per_execution: int) -> None:
 
 def _layers(model: Any) -> list[Any]:
     # Keras' recursive layer walk (every nested layer, the model itself first).
-    return list(model._flatten_layers(include_self=True, recursive=True))
+    return flatten_layers(model)
 
 
 @contextlib.contextmanager
@@ -125,15 +133,15 @@ def install_ema(keras: Any, optimizer: Any, decay: float, accumulate: int) -> No
     at optimiser updates, and sets every average to the current trainable value.
     """
     ops = keras.ops
-    averages = optimizer._model_variables_moving_average
-    for variable, average in zip(optimizer._trainable_variables, averages, strict=True):
+    averages = ema_averages(optimizer)
+    for variable, average in zip(optimizer_variables_order(optimizer), averages, strict=True):
         if average is not None:  # a host copy: Keras donates both buffers to the step
             average.assign(np.array(variable.value, copy=True))
 
     def update(trainable_variables: list[Any]) -> None:
         due = None
         if accumulate > 1:  # the k-th micro-batch, before Keras increments _iterations
-            due = ops.equal(ops.mod(optimizer._iterations + 1, accumulate), 0)
+            due = ops.equal(ops.mod(micro_batch_count(optimizer) + 1, accumulate), 0)
         for variable, average in zip(trainable_variables, averages, strict=True):
             if average is None:
                 continue
@@ -143,12 +151,12 @@ def install_ema(keras: Any, optimizer: Any, decay: float, accumulate: int) -> No
                 new = ops.where(due, new, old)
             average.assign(ops.cast(new, average.dtype))
 
-    object.__setattr__(optimizer, "_update_model_variables_moving_average", update)
+    replace_ema_update(optimizer, update)
 
 
 def ema_values(optimizer: Any) -> list[Any]:
     """The averaged weights, in ``model.trainable_variables`` order (for evaluation)."""
-    return [a.value for a in optimizer._model_variables_moving_average]
+    return [a.value for a in ema_averages(optimizer)]
 
 
 def finalize_ema(model: Any) -> None:

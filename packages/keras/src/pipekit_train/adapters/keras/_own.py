@@ -22,6 +22,7 @@ from pipekit_train.errors import ConfigError
 from pipekit_train.loop import DEFAULT_OPTIMIZER
 
 from ._optim import rates_of
+from ._private import compile_config, learning_rate_schedule
 
 __all__ = [
     "OwnCompile",
@@ -53,13 +54,13 @@ def overrides(keras: Any, model: Any, name: str) -> bool:
 
 def mark_compiled_by_pipekit(model: Any) -> None:
     """Remember pipekit's own ``compile``, so a second run does not take it for the user's."""
-    object.__setattr__(model, _MARK, getattr(model, "_compile_config", None))
+    object.__setattr__(model, _MARK, compile_config(model))
 
 
 def _user_config(model: Any) -> dict[str, Any] | None:
     if not getattr(model, "compiled", False):
         return None
-    config = getattr(model, "_compile_config", None)
+    config = compile_config(model)
     if config is None or config is getattr(model, _MARK, None):
         return None
     return dict(getattr(config, "config", {}))
@@ -153,7 +154,7 @@ def own_rates(keras: Any, optimizer: Any) -> Any:
     A schedule is evaluated on the host, vectorised, at each host event (as the loop's);
     a constant rate is read once, when the run starts.
     """
-    schedule = getattr(optimizer, "_learning_rate", None)
+    schedule = learning_rate_schedule(optimizer)
     if not isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
         rate = optimizer.learning_rate
         return rates_of(float(np.asarray(getattr(rate, "value", rate))))

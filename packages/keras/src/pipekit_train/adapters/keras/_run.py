@@ -14,16 +14,16 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import replace
-from importlib import metadata
 from typing import Any
 
 from pipekit_train._signals import StopSignals
 from pipekit_train.carry import TrainerCarryState
-from pipekit_train.engine import CallbackRunner
+from pipekit_train.engine import CallbackRunner, RunOutcome, backend_info
 from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax.data import BatchSource, eval_batches, normalize_dataset
 from pipekit_train.loop import non_default_features
+from pipekit_train.registry import distribution_versions
 
 from ._bridge import make_bridge, make_last_value_metric
 from ._checks import check_fits, check_steps_per_execution, compile_loss, unwrap_model
@@ -45,6 +45,7 @@ from ._own import (
     own_rates,
     own_steps_per_execution,
 )
+from ._private import set_loss_tracker
 from ._state import restore_state, state_template, structure_digest
 
 __all__ = ["run", "fingerprint"]
@@ -127,10 +128,8 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
         )
         if own is None:  # the loop's compile; a user's compile stays the user's next run too
             mark_compiled_by_pipekit(model)
-        if hasattr(model, "_loss_tracker"):  # per-step loss, not the epoch's running mean
-            # Not through Layer.__setattr__: a built subclassed model refuses new tracked
-            # state, and Keras reads the tracker by this attribute, not by tracking.
-            object.__setattr__(model, "_loss_tracker", make_last_value_metric(keras))
+        # The per-step loss, not the epoch's running mean (after compile made the tracker).
+        set_loss_tracker(model, make_last_value_metric(keras))
         if not optimizer.built:
             optimizer.build(model.trainable_variables)
         if distribution is not None:
@@ -142,10 +141,28 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
             if own is not None
             else make_rate_of_steps(keras, loop.optimizer_config, loop.max_steps)
         )
-        info = _fit(keras, loop, options, model, source, val, loss_fn, rates, user_callbacks)
-    info.update(
-        total_seconds=time.perf_counter() - started,
-        distribution=type(distribution).__name__ if distribution is not None else None,
+        outcome, history = _fit(
+            keras, loop, options, model, source, val, loss_fn, rates, user_callbacks
+        )
+    import jax
+
+    info = backend_info(
+        "keras",
+        outcome,
+        versions=distribution_versions("pipekit-train-keras"),
+        started=started,
+        devices=[str(d) for d in jax.devices()],
+        process_count=jax.process_count(),
+        extras={
+            "steps_per_execution": options.steps_per_execution,
+            "features": {
+                "accumulate_steps": k,
+                "ema_decay": loop.ema_decay,
+                "precision": loop.precision,
+            },
+            "history": history,
+            "distribution": type(distribution).__name__ if distribution is not None else None,
+        },
     )
     cache.prune()  # only now: a run refused by validation deletes nothing (compile_cache)
     return op, info
@@ -231,10 +248,9 @@ def _fit(
     loss_fn: Any,
     rates: Any,
     user_callbacks: list[Any],
-) -> dict[str, Any]:
-    """Resume, ``fit`` with the bridge, and report (inside the distribution scope)."""
-    import jax
-
+) -> tuple[RunOutcome, dict[str, Any] | None]:
+    """Resume, ``fit`` with the bridge; how the run ended and Keras' ``History`` dict
+    (inside the distribution scope)."""
     checkpointer = _checkpointer(loop, options, fingerprint(loop, model, source.n))
     state = TrainerCarryState(step=0, rng=None, opt_state=model)
     runner = CallbackRunner(loop, is_primary=True)
@@ -287,12 +303,13 @@ def _fit(
                 finalize_ema(model)
             if checkpointer is not None:
                 checkpointer.wait()
+            last_checkpoint = bridge.last_checkpoint or resumed_from
             runner.run_end(
                 state,
                 {
                     "final_step": state.step,
                     "resumed_from_step": resumed_from,
-                    "last_checkpoint_step": bridge.last_checkpoint or resumed_from,
+                    "last_checkpoint_step": last_checkpoint,
                 },
             )
     finally:
@@ -301,28 +318,15 @@ def _fit(
                 checkpointer.wait()
             finally:
                 checkpointer.close()
-    steps_run = state.step - (resumed_from or 0)
-    return {
-        "backend": "keras",
-        "keras_version": keras.__version__,
-        "jax_version": jax.__version__,
-        "pipekit_versions": {
-            d: metadata.version(d) for d in ("pipekit-train-core", "pipekit-train-keras")
-        },
-        "devices": [str(d) for d in jax.devices()],
-        "process_count": 1,
-        "train_seconds": train_seconds,
-        "steps_per_second": steps_run / train_seconds if train_seconds > 0 and steps_run else None,
-        "final_step": state.step,
-        "final_metrics": dict(state.metrics),
-        "resumed_from_step": resumed_from,
-        "stop_reason": state.stop_reason,
-        "interrupted": signals.received,
-        "steps_per_execution": options.steps_per_execution,
-        "features": {
-            "accumulate_steps": k,
-            "ema_decay": loop.ema_decay,
-            "precision": loop.precision,
-        },
-        "history": getattr(history, "history", None),
-    }
+    outcome = RunOutcome(
+        final_step=state.step,
+        resumed_from_step=resumed_from,
+        last_checkpoint_step=last_checkpoint,
+        stop_reason=state.stop_reason,
+        interrupted=signals.received,
+        train_seconds=train_seconds,
+        steps_run=state.step - (resumed_from or 0),
+        final_metrics=state.metrics,
+        run_dir=None if runner.run_dir is None else str(runner.run_dir),
+    )
+    return outcome, getattr(history, "history", None)

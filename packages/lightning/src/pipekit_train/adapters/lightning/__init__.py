@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._ops import TorchModelOp
 
-__all__ = ["run", "TorchModelOp", "library_versions"]
+__all__ = ["run", "TorchModelOp"]
 
 
 def run(loop: Any) -> tuple[Any, dict[str, Any]]:
@@ -20,13 +20,6 @@ def run(loop: Any) -> tuple[Any, dict[str, Any]]:
     from ._run import run as _run
 
     return _run(loop)
-
-
-def library_versions() -> dict[str, str]:
-    """Versions of torch and lightning (imports both)."""
-    from ._versions import library_versions as _versions
-
-    return _versions()
 
 
 def __getattr__(name: str) -> Any:

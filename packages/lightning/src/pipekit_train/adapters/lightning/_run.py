@@ -22,9 +22,11 @@ import torch
 import lightning.pytorch as pl
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 from pipekit_train._signals import StopSignals
+from pipekit_train.engine import RunOutcome, backend_info
 from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.loop import non_default_features
+from pipekit_train.registry import distribution_versions
 
 from ._bridge import Bridge
 from ._checkpoint import CheckpointStore, Saved
@@ -37,7 +39,6 @@ from ._ops import TorchModelOp, module_structure_digest
 from ._optim import check_optimizer, parse_spec
 from ._options import Options, parse_options
 from ._own import LogRecorder, uses_own_optimizer
-from ._versions import library_versions, pipekit_versions
 
 __all__ = ["run", "fingerprint"]
 
@@ -112,6 +113,12 @@ def _end_process_group() -> None:
     if _process_group_initialized():
         dist.barrier()
         dist.destroy_process_group()
+
+
+def _devices(trainer: Any) -> list[str]:
+    """The devices ``fit`` ran on, as ``"cpu:0"``, ``"cuda:1"`` … (all ranks' together)."""
+    kind = trainer.strategy.root_device.type
+    return [f"{kind}:{i}" for i in trainer.device_ids]
 
 
 def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
@@ -220,33 +227,38 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
         bridge.finish_timing()
         state.step = start + trainer.global_step
         is_primary = trainer.is_global_zero
+        devices, world_size = _devices(trainer), int(trainer.world_size)
         if owns_process_group and trainer.world_size > 1:
             _end_process_group()
     else:
         is_primary = True
+        devices, world_size = ["cpu"], 1  # no step to run: nothing was placed anywhere
     runner = bridge.runner or bridge.make_runner(is_primary)
-    info: dict[str, Any] = {
-        "backend": "lightning",
-        **library_versions(),
-        "pipekit_versions": pipekit_versions(),
-        "final_step": state.step,
-        "resumed_from_step": saved.step if saved is not None else None,
-        "last_checkpoint_step": bridge.last_checkpoint,
-        "final_metrics": dict(state.metrics),
-        "stop_reason": state.stop_reason,
-        "interrupted": interrupted,
-        "features": {
-            "accumulate_steps": int(loop.accumulate_steps),
-            "ema_decay": loop.ema_decay,
-            "precision": loop.precision,
-        },
-        "total_seconds": time.perf_counter() - started,
-        "train_seconds": bridge.train_seconds,
-        "steps_per_second": (
-            (state.step - start) / bridge.train_seconds if bridge.train_seconds > 0 else None
+    info = backend_info(
+        "lightning",
+        RunOutcome(
+            final_step=state.step,
+            resumed_from_step=saved.step if saved is not None else None,
+            last_checkpoint_step=bridge.last_checkpoint,
+            stop_reason=state.stop_reason,
+            interrupted=interrupted,
+            train_seconds=bridge.train_seconds,
+            steps_run=state.step - start,
+            final_metrics=state.metrics,
+            run_dir=None if runner.run_dir is None else str(runner.run_dir),
         ),
-        "run_dir": None if runner.run_dir is None else str(runner.run_dir),
-    }
+        versions=distribution_versions("pipekit-train-lightning"),
+        started=started,
+        devices=devices,
+        process_count=world_size,
+        extras={
+            "features": {
+                "accumulate_steps": int(loop.accumulate_steps),
+                "ema_decay": loop.ema_decay,
+                "precision": loop.precision,
+            },
+        },
+    )
     runner.run_end(state, info)
     net = net.cpu()
     if ema is not None:  # the trained op holds the average; the checkpoint the last iterate

@@ -13,19 +13,19 @@ from pipekit_train.adapters.bayes import (
     check_task_on_data,
     diagnostics,
     draws_by_chain,
-    library_versions,
     model_data,
     model_import_string,
     precision,
     require_task,
-    use_compilation_cache,
     warn_diagnostics,
     warn_unused_fields,
 )
-from pipekit_train.engine import run_driver
+from pipekit_train.engine import backend_info, run_driver
 from pipekit_train.errors import DataError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
+from pipekit_train.jax.compile_cache import use_compilation_cache
 from pipekit_train.loop import require_features
+from pipekit_train.registry import distribution_versions
 
 from ._options import McmcOptions, parse_options
 from ._program import STAT_NAMES
@@ -202,23 +202,27 @@ def _run(
             sample_stats=stats,
             seed=loop.seed,
         )
-    info: dict[str, Any] = {
-        "backend": BACKEND,
-        "versions": library_versions(),
-        "devices": [str(d) for d in jax.devices()],
-        "x64": bool(options.x64),
-        "kernel": options.kernel,
-        "user_kernel": options.kernel_object is not None,
-        "num_warmup": task.num_warmup,
-        "num_samples": task.num_samples,
-        "num_chains": task.num_chains,
-        "chain_method": options.chain_method,
-        "draws_collected": int(next(iter(samples.values())).shape[1]) if samples else 0,
-        "diagnostics": diag,
-        "divergences": diag["divergences"] if diag else None,
-        "warnings": msgs,
-        "ignored_fields": unused,
-        **result.run_info(started),
-        "stat_names": list(STAT_NAMES),
-    }
+    info = backend_info(
+        BACKEND,
+        result.outcome(),
+        versions=distribution_versions("pipekit-train-numpyro"),
+        started=started,
+        devices=[str(d) for d in jax.devices()],
+        process_count=jax.process_count(),
+        diagnostics=diag,
+        warnings=msgs,
+        extras={
+            "x64": bool(options.x64),
+            "kernel": options.kernel,
+            "user_kernel": options.kernel_object is not None,
+            "num_warmup": task.num_warmup,
+            "num_samples": task.num_samples,
+            "num_chains": task.num_chains,
+            "chain_method": options.chain_method,
+            "draws_collected": int(next(iter(samples.values())).shape[1]) if samples else 0,
+            "divergences": diag["divergences"] if diag else None,
+            "ignored_fields": unused,
+            "stat_names": list(STAT_NAMES),
+        },
+    )
     return op, info

@@ -12,20 +12,20 @@ from pipekit_train.adapters.bayes import (
     NumpyroPredictiveOp,
     bind_data_size,
     check_task_on_data,
-    library_versions,
     make_guide,
     model_data,
     model_import_string,
     precision,
     require_task,
-    use_compilation_cache,
     variational_summary,
     warn_diagnostics,
 )
-from pipekit_train.engine import run_driver
+from pipekit_train.engine import backend_info, run_driver
 from pipekit_train.errors import ConfigError, DataError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
+from pipekit_train.jax.compile_cache import use_compilation_cache
 from pipekit_train.loop import require_features
+from pipekit_train.registry import distribution_versions
 
 from ._options import SviOptions, parse_options
 
@@ -201,23 +201,28 @@ def _run(
             "(task.guide's init_scale)"
         )
         warn_user(f"{BACKEND}: {msgs[-1]}")
-    info: dict[str, Any] = {
-        "backend": BACKEND,
-        "versions": library_versions(),
-        "devices": [str(d) for d in jax.devices()],
+    own_keys: dict[str, Any] = {
         "x64": bool(options.x64),
         "guide": _guide_name(task.guide),
         "final_elbo": -float(final_loss) if final_loss is not None else None,
         "final_loss": float(final_loss) if final_loss is not None else None,
         "val_elbo": result.eval_metrics.get("val_elbo"),
         "params": {k: np.asarray(v) for k, v in params.items()},
-        "diagnostics": summary,
-        "warnings": msgs,
-        **result.run_info(started),
         "eval_metrics": dict(result.eval_metrics),
         "steps_per_call": options.steps_per_call,
         "shuffled": shuffle,
     }
     if own is not None:
-        info["optimizer"] = own.info()
+        own_keys["optimizer"] = own.info()
+    info = backend_info(
+        BACKEND,
+        result.outcome(),
+        versions=distribution_versions("pipekit-train-numpyro"),
+        started=started,
+        devices=[str(d) for d in jax.devices()],
+        process_count=jax.process_count(),
+        diagnostics=summary,
+        warnings=msgs,
+        extras=own_keys,
+    )
     return op, info

@@ -1,0 +1,113 @@
+"""``backend_info``: the run report every backend returns, built in one place.
+
+Every backend's ``run`` ends with :func:`backend_info`, so the report has one schema
+(``docs/run-report.md``): the keys of :data:`REQUIRED_KEYS` with the types named
+there, on every backend, whatever loop it runs (the per-step driver or a library's
+own ``fit``). A backend adds what only it knows as *extras* — top-level keys of its
+own, listed per backend in ``docs/run-report.md`` — and an extra may not reuse a
+schema key (that would give the key a second meaning on one backend).
+
+The per-step driver's facts come from ``DriverResult.outcome()``; the Lightning and
+Keras bridges build a :class:`RunOutcome` from their own state. Pure Python.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["REQUIRED_KEYS", "RunOutcome", "backend_info"]
+
+#: The keys every ``backend_info`` holds, and the type(s) of each value.
+REQUIRED_KEYS: dict[str, tuple[type, ...]] = {
+    "backend": (str,),
+    "versions": (dict,),
+    "devices": (list,),
+    "process_count": (int,),
+    "final_step": (int,),
+    "resumed_from_step": (int, type(None)),
+    "last_checkpoint_step": (int, type(None)),
+    "stop_reason": (str, type(None)),
+    "interrupted": (str, type(None)),
+    "final_metrics": (dict,),
+    "total_seconds": (float,),
+    "train_seconds": (float,),
+    "steps_per_second": (float, type(None)),
+    "run_dir": (str, type(None)),
+    "diagnostics": (dict, type(None)),
+    "warnings": (list,),
+}
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a run ended, as the loop that ran it saw it (driver or bridge).
+
+    ``steps_run`` counts the steps this process ran (not those restored from a
+    checkpoint); ``train_seconds`` is the time spent in them.
+    """
+
+    final_step: int
+    resumed_from_step: int | None
+    last_checkpoint_step: int | None
+    stop_reason: str | None
+    interrupted: str | None
+    train_seconds: float
+    steps_run: int
+    final_metrics: Mapping[str, Any] = field(default_factory=dict)
+    run_dir: str | None = None
+
+
+def backend_info(
+    backend: str,
+    outcome: RunOutcome,
+    *,
+    versions: Mapping[str, str],
+    started: float,
+    devices: Sequence[str],
+    process_count: int = 1,
+    diagnostics: Mapping[str, Any] | None = None,
+    warnings: Sequence[str] = (),
+    extras: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The ``backend_info`` dict of one run: the schema's keys, then the backend's extras.
+
+    ``versions`` is ``{distribution: version}`` (``registry.distribution_versions``);
+    ``started`` the ``time.perf_counter()`` at the start of the backend's ``run``, so
+    ``total_seconds`` covers its set-up (validation, compilation) too; ``diagnostics``
+    the sampler or fit diagnostics where they apply (``None`` elsewhere).
+
+    Raises ``ValueError`` if an extra reuses a schema key (a bug in the backend).
+    """
+    train = float(outcome.train_seconds)
+    info: dict[str, Any] = {
+        "backend": backend,
+        "versions": dict(versions),
+        "devices": [str(d) for d in devices],
+        "process_count": int(process_count),
+        "final_step": int(outcome.final_step),
+        "resumed_from_step": _optional_int(outcome.resumed_from_step),
+        "last_checkpoint_step": _optional_int(outcome.last_checkpoint_step),
+        "stop_reason": outcome.stop_reason,
+        "interrupted": outcome.interrupted,
+        "final_metrics": dict(outcome.final_metrics),
+        "total_seconds": float(time.perf_counter() - started),
+        "train_seconds": train,
+        "steps_per_second": (
+            outcome.steps_run / train if train > 0 and outcome.steps_run > 0 else None
+        ),
+        "run_dir": outcome.run_dir,
+        "diagnostics": None if diagnostics is None else dict(diagnostics),
+        "warnings": [str(w) for w in warnings],
+    }
+    clash = sorted(set(extras or {}) & set(info))
+    if clash:
+        raise ValueError(f"{backend}: backend_info extras {clash} reuse schema keys")
+    info.update(extras or {})
+    return info
+
+
+def _optional_int(value: int | None) -> int | None:
+    return None if value is None else int(value)
