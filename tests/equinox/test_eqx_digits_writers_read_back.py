@@ -88,7 +88,7 @@ def test_tensorboard_by_name_read_by_event_accumulator(tmp_path: Path) -> None:
     (text,) = acc.Tensors("pipekit/config/text_summary")
     assert "batch_size: 64" in text.tensor_proto.string_val[0].decode()
     infos = acc.Tensors("pipekit/info/text_summary")
-    assert "| jax_version |" in infos[0].tensor_proto.string_val[0].decode()
+    assert "| versions.jax |" in infos[0].tensor_proto.string_val[0].decode()
     assert f"| final_step | {MAX_STEPS} |" in infos[-1].tensor_proto.string_val[0].decode()
 
 
@@ -119,7 +119,7 @@ def _check_mlflow(uri: str, info: dict[str, Any]) -> None:
     assert params["loss"] == "cross_entropy"
     tags = run.data.tags
     assert tags["pipekit.backend"] == "equinox"
-    assert tags["pipekit.jax_version"] == info["jax_version"]
+    assert tags["pipekit.versions.jax"] == info["versions"]["jax"]
     assert tags["pipekit.final_step"] == str(MAX_STEPS)
     # the end of the run as the driver saw it: timings and the last metrics
     assert float(tags["pipekit.train_seconds"]) > 0
