@@ -15,12 +15,12 @@ import pytest
 from _core_toy_backend import ToyData, ToyProgram, toy_loop
 
 from pipekit_train import ConfigError, CsvWriter, JsonlWriter, MlflowWriter, TrainingLoop
+from pipekit_train._run_facts import loop_config
 from pipekit_train.engine import run_driver
 from pipekit_train.writers import (
     MultiWriter,
     default_location,
     flatten,
-    loop_config,
     resolve_writers,
     run_dir_for,
     writers_for_loop,
