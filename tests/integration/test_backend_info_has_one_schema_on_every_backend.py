@@ -17,6 +17,7 @@ import pytest  # noqa: E402
 
 from pipekit_train import Checkpoint, TrainingLoop  # noqa: E402
 from pipekit_train.engine import REQUIRED_KEYS  # noqa: E402
+from pipekit_train.registry import KNOWN_BACKENDS  # noqa: E402
 
 NONE = type(None)
 
@@ -41,14 +42,7 @@ SCHEMA: dict[str, tuple[type, ...]] = {
     "warnings": (list,),
 }
 
-DISTRIBUTION = {
-    "equinox": "pipekit-train-equinox",
-    "numpyro-svi": "pipekit-train-numpyro",
-    "numpyro-mcmc": "pipekit-train-numpyro",
-    "blackjax": "pipekit-train-blackjax",
-    "lightning": "pipekit-train-lightning",
-    "keras": "pipekit-train-keras",
-}
+DISTRIBUTION = KNOWN_BACKENDS  # backend → the distribution that provides it
 LIBRARY = {
     "equinox": "equinox",
     "numpyro-svi": "numpyro",

@@ -15,63 +15,33 @@ rest (the loop, the registry): each part imports only what it needs.
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .callbacks import (
-        Callback,
-        Checkpoint,
-        EarlyStopping,
-        LogToExperiment,
-        ProgressBar,
-        TerminateOnNaN,
-    )
-    from .carry import TrainerCarryState
-    from .errors import (
-        BackendNotInstalledError,
-        CheckpointError,
-        ConfigError,
-        DataError,
-        ExtraNotInstalledError,
-        LogsNotFoundError,
-        PipekitError,
-        TrainingError,
-        UntrustedCodeError,
-    )
-    from .loop import TrainingLoop
-    from .losses import LOSS_NAMES
-    from .operator import Operator
-    from .registry import installed_backends
-    from .sharding import ShardingSpec
-    from .writers import CsvWriter, JsonlWriter, MetricWriter, MlflowWriter, TensorBoardWriter
-
-__all__ = [
-    "TrainingLoop",
-    "TrainerCarryState",
-    "Callback",
-    "Checkpoint",
-    "EarlyStopping",
-    "LogToExperiment",
-    "ProgressBar",
-    "TerminateOnNaN",
-    "Operator",
-    "MetricWriter",
-    "JsonlWriter",
-    "CsvWriter",
-    "TensorBoardWriter",
-    "MlflowWriter",
-    "LOSS_NAMES",
-    "PipekitError",
-    "ConfigError",
-    "BackendNotInstalledError",
-    "CheckpointError",
-    "DataError",
-    "TrainingError",
-    "UntrustedCodeError",
-    "LogsNotFoundError",
-    "ExtraNotInstalledError",
-    "installed_backends",
-    "ShardingSpec",
-    "__version__",
-]
+if TYPE_CHECKING:  # the real imports, for type checkers (name as name: a re-export)
+    from .callbacks import Callback as Callback
+    from .callbacks import Checkpoint as Checkpoint
+    from .callbacks import EarlyStopping as EarlyStopping
+    from .callbacks import LogToExperiment as LogToExperiment
+    from .callbacks import ProgressBar as ProgressBar
+    from .callbacks import TerminateOnNaN as TerminateOnNaN
+    from .carry import TrainerCarryState as TrainerCarryState
+    from .errors import BackendNotInstalledError as BackendNotInstalledError
+    from .errors import CheckpointError as CheckpointError
+    from .errors import ConfigError as ConfigError
+    from .errors import DataError as DataError
+    from .errors import ExtraNotInstalledError as ExtraNotInstalledError
+    from .errors import LogsNotFoundError as LogsNotFoundError
+    from .errors import PipekitError as PipekitError
+    from .errors import TrainingError as TrainingError
+    from .errors import UntrustedCodeError as UntrustedCodeError
+    from .loop import TrainingLoop as TrainingLoop
+    from .losses import LOSS_NAMES as LOSS_NAMES
+    from .operator import Operator as Operator
+    from .registry import installed_backends as installed_backends
+    from .sharding import ShardingSpec as ShardingSpec
+    from .writers import CsvWriter as CsvWriter
+    from .writers import JsonlWriter as JsonlWriter
+    from .writers import MetricWriter as MetricWriter
+    from .writers import MlflowWriter as MlflowWriter
+    from .writers import TensorBoardWriter as TensorBoardWriter
 
 
 #: Each public name and the submodule it is loaded from on first use.
@@ -113,6 +83,8 @@ _LAZY: dict[str, str] = {
     # ShardingSpec imports jax only when a spec is built.
     "ShardingSpec": "sharding",
 }
+
+__all__ = [*_LAZY, "__version__"]
 
 
 def __getattr__(name: str) -> object:

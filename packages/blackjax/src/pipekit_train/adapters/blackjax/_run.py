@@ -19,12 +19,12 @@ from pipekit_train.adapters.bayes import (
     warn_diagnostics,
     warn_unused_fields,
 )
-from pipekit_train.engine import backend_info, run_driver
+from pipekit_train.engine import run_driver
 from pipekit_train.errors import ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax.compile_cache import use_compilation_cache
+from pipekit_train.jax.report import jax_backend_info
 from pipekit_train.loop import require_features
-from pipekit_train.registry import distribution_versions
 
 from ._options import BlackjaxOptions, check_counts, parse_options
 from ._sampler import Sampler
@@ -236,13 +236,11 @@ def _run(
         op = _predictive_op(task, samples, stats, loop.seed, sites)
     if lmbda is not None and min(lmbda) < 1.0:
         msgs = [*msgs, _unfinished_tempering(lmbda, options)]
-    info = backend_info(
+    info = jax_backend_info(
         BACKEND,
+        "pipekit-train-blackjax",
         result.outcome(),
-        versions=distribution_versions("pipekit-train-blackjax"),
         started=started,
-        devices=[str(d) for d in jax.devices()],
-        process_count=jax.process_count(),
         diagnostics=diag,
         warnings=msgs,
         extras={

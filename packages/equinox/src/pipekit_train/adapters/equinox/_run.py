@@ -9,7 +9,7 @@ import equinox as eqx
 import jax
 import numpy as np
 
-from pipekit_train.engine import backend_info, run_driver
+from pipekit_train.engine import run_driver
 from pipekit_train.errors import ConfigError, DataError, PipekitError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax._own_optax import own_optimizer
@@ -25,10 +25,10 @@ from pipekit_train.jax.data import (
 from pipekit_train.jax.losses import resolve_loss
 from pipekit_train.jax.optim import resolve_optimizer, with_accumulation
 from pipekit_train.jax.precision import storage_tree
+from pipekit_train.jax.report import jax_backend_info
 from pipekit_train.jax.structure import tree_structure_digest
 from pipekit_train.loop import FEATURE_DEFAULTS, require_features
 from pipekit_train.losses import is_classification
-from pipekit_train.registry import distribution_versions
 
 from ._op import JaxModelOp
 from ._options import parse_options
@@ -429,13 +429,11 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
     }
     if own is not None:
         extras["optimizer"] = own.info()
-    info = backend_info(
+    info = jax_backend_info(
         "equinox",
+        "pipekit-train-equinox",
         result.outcome(),
-        versions=distribution_versions("pipekit-train-equinox"),
         started=started,
-        devices=[str(d) for d in jax.devices()],
-        process_count=jax.process_count(),
         extras=extras,
     )
     cache.prune()  # only now: a run refused by validation deletes nothing (compile_cache)

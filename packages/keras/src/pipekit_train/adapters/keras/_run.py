@@ -18,12 +18,12 @@ from typing import Any
 
 from pipekit_train._signals import StopSignals
 from pipekit_train.carry import TrainerCarryState
-from pipekit_train.engine import CallbackRunner, RunOutcome, backend_info
+from pipekit_train.engine import CallbackRunner, RunOutcome
 from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax.data import BatchSource, eval_batches, normalize_dataset
+from pipekit_train.jax.report import jax_backend_info
 from pipekit_train.loop import non_default_features
-from pipekit_train.registry import distribution_versions
 
 from ._bridge import make_bridge, make_last_value_metric
 from ._checks import check_fits, check_steps_per_execution, compile_loss, unwrap_model
@@ -144,15 +144,11 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
         outcome, history = _fit(
             keras, loop, options, model, source, val, loss_fn, rates, user_callbacks
         )
-    import jax
-
-    info = backend_info(
+    info = jax_backend_info(
         "keras",
+        "pipekit-train-keras",
         outcome,
-        versions=distribution_versions("pipekit-train-keras"),
         started=started,
-        devices=[str(d) for d in jax.devices()],
-        process_count=jax.process_count(),
         extras={
             "steps_per_execution": options.steps_per_execution,
             "features": {

@@ -20,12 +20,12 @@ from pipekit_train.adapters.bayes import (
     warn_diagnostics,
     warn_unused_fields,
 )
-from pipekit_train.engine import backend_info, run_driver
+from pipekit_train.engine import run_driver
 from pipekit_train.errors import DataError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax.compile_cache import use_compilation_cache
+from pipekit_train.jax.report import jax_backend_info
 from pipekit_train.loop import require_features
-from pipekit_train.registry import distribution_versions
 
 from ._options import McmcOptions, parse_options
 from ._program import STAT_NAMES
@@ -202,13 +202,11 @@ def _run(
             sample_stats=stats,
             seed=loop.seed,
         )
-    info = backend_info(
+    info = jax_backend_info(
         BACKEND,
+        "pipekit-train-numpyro",
         result.outcome(),
-        versions=distribution_versions("pipekit-train-numpyro"),
         started=started,
-        devices=[str(d) for d in jax.devices()],
-        process_count=jax.process_count(),
         diagnostics=diag,
         warnings=msgs,
         extras={

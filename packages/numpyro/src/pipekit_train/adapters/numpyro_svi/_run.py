@@ -20,12 +20,12 @@ from pipekit_train.adapters.bayes import (
     variational_summary,
     warn_diagnostics,
 )
-from pipekit_train.engine import backend_info, run_driver
+from pipekit_train.engine import run_driver
 from pipekit_train.errors import ConfigError, DataError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax.compile_cache import use_compilation_cache
+from pipekit_train.jax.report import jax_backend_info
 from pipekit_train.loop import require_features
-from pipekit_train.registry import distribution_versions
 
 from ._options import SviOptions, parse_options
 
@@ -214,13 +214,11 @@ def _run(
     }
     if own is not None:
         own_keys["optimizer"] = own.info()
-    info = backend_info(
+    info = jax_backend_info(
         BACKEND,
+        "pipekit-train-numpyro",
         result.outcome(),
-        versions=distribution_versions("pipekit-train-numpyro"),
         started=started,
-        devices=[str(d) for d in jax.devices()],
-        process_count=jax.process_count(),
         diagnostics=summary,
         warnings=msgs,
         extras=own_keys,
