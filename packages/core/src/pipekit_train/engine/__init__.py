@@ -20,6 +20,7 @@ from ._program import Phase as Phase
 from ._program import StepCheckpointer as StepCheckpointer
 from ._program import StepProgram as StepProgram
 from ._report import REQUIRED_KEYS as REQUIRED_KEYS
+from ._report import BackendInfo as BackendInfo
 from ._report import RunOutcome as RunOutcome
 from ._report import backend_info as backend_info
 from ._runner import CallbackRunner as CallbackRunner
@@ -43,6 +44,7 @@ __all__ = [
     "record_window",
     "run_driver",
     "REQUIRED_KEYS",
+    "BackendInfo",
     "RunOutcome",
     "backend_info",
 ]

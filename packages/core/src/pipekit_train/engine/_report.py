@@ -1,7 +1,7 @@
 """``backend_info``: the run report every backend returns, built in one place.
 
 Every backend's ``run`` ends with :func:`backend_info`, so the report has one schema
-(``docs/run-report.md``): the keys of :data:`REQUIRED_KEYS` with the types named
+(``docs/run-report.md``): the keys of :class:`BackendInfo` with the types named
 there, on every backend, whatever loop it runs (the per-step driver or a library's
 own ``fit``). A backend adds what only it knows as *extras* — top-level keys of its
 own, listed per backend in ``docs/run-report.md`` — and an extra may not reuse a
@@ -14,30 +14,44 @@ Keras bridges build a :class:`RunOutcome` from their own state. Pure Python.
 from __future__ import annotations
 
 import time
+import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, get_args, get_origin, get_type_hints
 
-__all__ = ["REQUIRED_KEYS", "RunOutcome", "backend_info"]
+__all__ = ["BackendInfo", "REQUIRED_KEYS", "RunOutcome", "backend_info"]
 
-#: The keys every ``backend_info`` holds, and the type(s) of each value.
+
+class BackendInfo(TypedDict):
+    """The keys every ``backend_info`` holds, with their types (``docs/run-report.md``)."""
+
+    backend: str
+    versions: dict[str, str]
+    devices: list[str]
+    process_count: int
+    final_step: int
+    resumed_from_step: int | None
+    last_checkpoint_step: int | None
+    stop_reason: str | None
+    interrupted: str | None
+    final_metrics: dict[str, float]
+    total_seconds: float
+    train_seconds: float
+    steps_per_second: float | None
+    run_dir: str | None
+    diagnostics: dict[str, Any] | None
+    warnings: list[str]
+
+
+def _runtime_types(hint: Any) -> tuple[type, ...]:
+    """``int | None`` → ``(int, NoneType)``; ``dict[str, str]`` → ``(dict,)``."""
+    args = get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+    return tuple(get_origin(a) or a for a in args)
+
+
+#: :class:`BackendInfo` as ``{key: the types isinstance accepts}``.
 REQUIRED_KEYS: dict[str, tuple[type, ...]] = {
-    "backend": (str,),
-    "versions": (dict,),
-    "devices": (list,),
-    "process_count": (int,),
-    "final_step": (int,),
-    "resumed_from_step": (int, type(None)),
-    "last_checkpoint_step": (int, type(None)),
-    "stop_reason": (str, type(None)),
-    "interrupted": (str, type(None)),
-    "final_metrics": (dict,),
-    "total_seconds": (float,),
-    "train_seconds": (float,),
-    "steps_per_second": (float, type(None)),
-    "run_dir": (str, type(None)),
-    "diagnostics": (dict, type(None)),
-    "warnings": (list,),
+    key: _runtime_types(hint) for key, hint in get_type_hints(BackendInfo).items()
 }
 
 
@@ -82,7 +96,7 @@ def backend_info(
     Raises ``ValueError`` if an extra reuses a schema key (a bug in the backend).
     """
     train = float(outcome.train_seconds)
-    info: dict[str, Any] = {
+    info: BackendInfo = {
         "backend": backend,
         "versions": dict(versions),
         "devices": [str(d) for d in devices],
@@ -105,8 +119,7 @@ def backend_info(
     clash = sorted(set(extras or {}) & set(info))
     if clash:
         raise ValueError(f"{backend}: backend_info extras {clash} reuse schema keys")
-    info.update(extras or {})
-    return info
+    return {**info, **(extras or {})}
 
 
 def _optional_int(value: int | None) -> int | None:
