@@ -6,6 +6,8 @@ Usage: python _resume_worker.py CKPT_DIR OUT_NPZ SAMPLER STEPS_PER_CALL KILL_AT 
   (window adaptation) + 30 draws;
 - ``mclmc``: the 3-d Gaussian, 2 chains, tuning (one step) + 30 draws;
 - ``sgld``: the regression on minibatches of 16, 2 chains, 20 burn-in + 30 draws;
+- ``sgld-stream``: the same, the rows as the user's own ``grain.IterDataset`` of ``(x, y)``
+  examples (shuffled and repeated by Grain) with ``backend_options.num_data`` (issue 20);
 - ``smc``: the 3-d Gaussian, 2 chains of 64 particles, a budget of 12 tempering steps (about
   six used at target_ess 0.95) + the resampling step + 30 draws;
 - ``svgd``: the 3-d Gaussian, 2 chains of 30 particles, 30 updates + 30 draws.
@@ -59,9 +61,15 @@ def main() -> None:
     else:
         task = regression_task(num_samples=30, num_chains=2)
         opts = {**options, "step_size": 1e-3, "step_size_power": 0.3}
-        loop = loop_for(
-            task, "sgld", options=opts, dataset=regression_data(), batch_size=16, **common
-        )
+        data: object = regression_data()
+        if sampler == "sgld-stream":
+            import grain
+
+            x, y = regression_data()
+            rows = [(x[i], y[i]) for i in range(len(x))]
+            data = grain.MapDataset.source(rows).shuffle(seed=4).repeat().to_iter_dataset()
+            opts["num_data"] = len(x)
+        loop = loop_for(task, "sgld", options=opts, dataset=data, batch_size=16, **common)
     op, info = loop.run()
     if info["interrupted"] is None:
         np.savez(out, **op.samples_by_chain)

@@ -93,9 +93,10 @@ class TrainingLoop:
             ``torch.nn.Module``, ``keras.Model``), or a ``'module:factory'``
             reference. Bayesian backends take the model through ``task``.
         dataset: training data: ``{"x": …, "y": …}`` arrays, ``(x, y)``, an
-            indexable of such records, or a ``grain.MapDataset``; on the equinox
-            backend also a stream of single examples: a ``grain.IterDataset`` or a
-            zero-argument function returning an iterator (Python only).
+            indexable of such records, or a ``grain.MapDataset``; on the equinox,
+            numpyro-svi and blackjax (sgld / sghmc) backends also a stream of single
+            examples: a ``grain.IterDataset`` or a zero-argument function returning an
+            iterator (Python only; the last two need ``backend_options.num_data``).
         val_dataset: evaluation data in the same forms, or ``None``.
         loss: a loss name (``"cross_entropy"``, ``"mse"``, …) or a callable
             ``(pred, target) -> scalar`` for the backend's array type.

@@ -23,24 +23,51 @@ A stream that runs out before ``max_steps`` is a ``DataError`` naming the step
 (repeat it, e.g. ``ds.repeat()``, or lower ``max_steps``). A plain iterator or
 generator (single use: it cannot be replayed) is a ``DataError`` saying to pass a
 factory or a ``grain.IterDataset``.
+
+Minibatch likelihoods (numpyro-svi, blackjax's sgld / sghmc) scale each batch by
+the dataset size ``N``, which a stream does not know: :func:`sized_stream` is the
+glue both share — the user declares ``backend_options.num_data`` (required with a
+stream, checked against map-style data by :func:`data_size`), and a stream batch as
+large as ``N`` (a full batch) is refused. A backend that reads the whole dataset at
+once refuses a stream by name (:func:`refuse_stream`).
 """
 
 from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from pipekit_train.engine import BatchStream
-from pipekit_train.errors import CheckpointError, DataError
+from pipekit_train.errors import CheckpointError, ConfigError, DataError
 
-__all__ = ["Stream", "StreamIterator", "as_stream", "prebatched_grain"]
+__all__ = [
+    "STREAM_READERS",
+    "SizedStream",
+    "Stream",
+    "StreamIterator",
+    "as_stream",
+    "data_size",
+    "prebatched_grain",
+    "refuse_prebatched",
+    "refuse_stream",
+    "refuse_stream_options",
+    "sized_stream",
+]
 
 GRAIN = "grain.IterDataset"
 FACTORY = "iterator factory"
+
+#: The backends that read a stream as ``TrainingLoop.dataset`` (for the refusals' fix).
+STREAM_READERS = (
+    "equinox, numpyro-svi and blackjax's sgld / sghmc (the last two with backend_options.num_data)"
+)
+#: The option that declares a stream's size for a minibatch likelihood.
+NUM_DATA = "backend_options.num_data"
 
 
 def _grain_types() -> tuple[type, type] | None:
@@ -137,6 +164,37 @@ def as_stream(dataset: Any, field: str) -> Stream | None:
     return None
 
 
+def refuse_stream(dataset: Any, field: str, reader: str) -> None:
+    """``DataError`` when ``dataset`` is a stream and ``reader`` needs the whole dataset at once.
+
+    ``reader`` names what reads it (``"numpyro-mcmc"``, ``"sampler 'nuts'"``); map-style
+    data passes. A single-use iterator is refused by :func:`as_stream` itself.
+    """
+    stream = as_stream(dataset, field)
+    if stream is None:
+        return
+    raise DataError(
+        f"{field} is a {stream.kind}, but {reader} reads the whole dataset at once, which a "
+        "stream cannot give: pass map-style data (a dict of arrays, an (x, y) tuple, an "
+        f"indexable, a grain.MapDataset). A stream is read by {STREAM_READERS}."
+    )
+
+
+def refuse_stream_options(backend_options: Mapping[str, Any]) -> None:
+    """``ConfigError`` for the ``backend_options`` a stream contradicts (its order and reading
+    are the user's pipeline's): ``shuffle`` and ``worker_count``."""
+    for key, why in (
+        ("shuffle", "a stream is read in its own order: shuffle in the pipeline (ds.shuffle)"),
+        ("worker_count", "a Grain stream prefetches as its pipeline says (ds.mp_prefetch)"),
+    ):
+        if key in backend_options:
+            raise ConfigError(
+                f"backend_options.{key} contradicts TrainingLoop.dataset, a stream: {why}; "
+                f"drop backend_options.{key}",
+                field=f"backend_options.{key}",
+            )
+
+
 def _crc(batch: Mapping[str, np.ndarray]) -> int:
     crc = 0
     for key in sorted(batch):
@@ -149,11 +207,19 @@ class StreamIterator(BatchStream):
 
     ``position`` counts batches consumed. ``prefetch`` does nothing: reading ahead
     would move Grain's iterator state past what the checkpoint has consumed.
+    ``cast``, when given, maps each stacked batch (a backend's dtype policy).
     """
 
-    def __init__(self, stream: Stream, batch_size: int) -> None:
+    def __init__(
+        self,
+        stream: Stream,
+        batch_size: int,
+        *,
+        cast: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]] | None = None,
+    ) -> None:
         self.stream = stream
         self.batch_size = int(batch_size)
+        self.cast = cast
         self.position = 0
         self._it: Iterator[Any] | None = None
         self._last: dict[str, np.ndarray] | None = None
@@ -204,12 +270,13 @@ class StreamIterator(BatchStream):
             rows.append(self._example(record, batch_index * self.batch_size + i))
         assert self._keys is not None
         try:
-            return {k: np.stack([np.asarray(r[k]) for r in rows]) for k in self._keys}
+            batch = {k: np.stack([np.asarray(r[k]) for r in rows]) for k in self._keys}
         except ValueError as exc:
             raise DataError(
                 f"{self.stream.field}: examples have inconsistent shapes and cannot be "
                 f"batched: {exc}"
             ) from None
+        return self.cast(batch) if self.cast is not None else batch
 
     def first_batch(self) -> dict[str, np.ndarray]:
         """The stream's first batch, from a separate iterator (for the checks before compiling)."""
@@ -271,3 +338,90 @@ class StreamIterator(BatchStream):
     def close(self) -> None:
         """Drop the live iterator."""
         self._it = None
+
+
+def _check_count(num_data: Any) -> int:
+    if isinstance(num_data, bool) or not isinstance(num_data, (int, np.integer)) or num_data < 1:
+        raise ConfigError(
+            f"{NUM_DATA} must be a positive integer (the number of examples in the dataset), "
+            f"got {num_data!r}",
+            field=NUM_DATA,
+        )
+    return int(num_data)
+
+
+def data_size(num_data: Any, rows: int, backend: str) -> int:
+    """``N`` of map-style data with ``rows`` rows: ``rows``, and ``num_data`` must agree if set.
+
+    A declared size that differs from the data would scale every minibatch's
+    likelihood by the wrong ``N`` without a word, so it is a ``ConfigError`` naming both.
+    """
+    if num_data is None:
+        return int(rows)
+    if _check_count(num_data) != rows:
+        raise ConfigError(
+            f"{NUM_DATA} = {num_data} but TrainingLoop.dataset has {rows} rows; {backend} "
+            f"scales each minibatch's likelihood by the dataset size, so the two must agree: "
+            f"drop {NUM_DATA} (map-style data gives its own size) or fix it",
+            field=NUM_DATA,
+        )
+    return int(rows)
+
+
+@dataclass(frozen=True)
+class SizedStream:
+    """A stream with the size ``N`` its user declared, ready for a minibatch likelihood.
+
+    Attributes:
+        iterator: the driver's batch stream (its state goes into each checkpoint).
+        first: the stream's first batch, from a separate iterator (for the checks
+            before compiling and for initialising the model).
+        num_data: ``N``, from ``backend_options.num_data``.
+        record: the resume guard's entry (the stream's kind, ``batch_size``, ``N``).
+    """
+
+    iterator: StreamIterator
+    first: dict[str, np.ndarray]
+    num_data: int
+    record: dict[str, Any]
+
+
+def sized_stream(
+    loop: Any,
+    num_data: Any,
+    *,
+    backend: str,
+    cast: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]] | None = None,
+) -> SizedStream | None:
+    """``loop.dataset`` as a :class:`SizedStream`, or ``None`` for map-style data.
+
+    For the minibatch backends whose likelihood is scaled by ``N`` (numpyro-svi,
+    blackjax's sgld / sghmc): a stream needs ``backend_options.num_data`` (a
+    ``ConfigError`` naming it otherwise), a ``batch_size`` below it (a full batch of a
+    stream is refused: give the data map-style), and no ``shuffle`` / ``worker_count``
+    option. ``cast`` is applied to every batch as read (the backend's dtype policy).
+    """
+    stream = as_stream(loop.dataset, "TrainingLoop.dataset")
+    if stream is None:
+        return None
+    refuse_stream_options(loop.backend_options or {})
+    if num_data is None:
+        raise ConfigError(
+            f"TrainingLoop.dataset is a {stream.kind}, which has no length, and {backend} "
+            "scales each minibatch's likelihood by the dataset size N (a batch of B examples "
+            f"counts N/B times): set {NUM_DATA} to the number of examples in one pass of the "
+            "stream",
+            field=NUM_DATA,
+        )
+    n = _check_count(num_data)
+    if loop.batch_size >= n:
+        raise ConfigError(
+            f"TrainingLoop.batch_size ({loop.batch_size}) is not below {NUM_DATA} ({n}): "
+            f"{backend} would read the whole dataset from the stream at every step (a full "
+            "batch), where nothing is subsampled and nothing can be streamed. Give the "
+            "data map-style for a full batch, or lower batch_size",
+            field="batch_size",
+        )
+    iterator = StreamIterator(stream, loop.batch_size, cast=cast)
+    record = {"data": stream.describe(), "batch_size": int(loop.batch_size), "num_data": n}
+    return SizedStream(iterator, iterator.first_batch(), n, record)

@@ -28,6 +28,11 @@ def check_finite(arrays: dict[str, np.ndarray], field: str) -> None:
 
 
 def _arrays(dataset: Any, field: str) -> dict[str, np.ndarray]:
+    from pipekit_train.jax._stream import refuse_stream
+
+    # A backend that materialises the data cannot read a stream; the minibatch paths
+    # (numpyro-svi, blackjax sgld / sghmc) take theirs before coming here.
+    refuse_stream(dataset, field, "this backend (it materialises the data)")
     data = normalize_dataset(dataset, field)
     if isinstance(data, RecordSource):
         data = data.gather(np.arange(len(data)))

@@ -137,6 +137,7 @@ def bind_data_size(
     *,
     backend: str = "numpyro-svi",
     ordered: bool = False,
+    streaming: bool = False,
 ) -> Callable[..., Any]:
     """``model`` with ``N=n`` bound when it takes ``N``, so each minibatch counts N/B times.
 
@@ -146,14 +147,17 @@ def bind_data_size(
     accepted when every batch is the whole dataset; an ``N`` the user bound is kept.
     A model declared ``ordered`` (``NumpyroTask.ordered``: its likelihood depends on the
     order of the rows, a time series or an HMM) is refused minibatches: a subsample of its
-    rows is not a smaller version of the same likelihood.
+    rows is not a smaller version of the same likelihood. ``streaming``: the data is a
+    stream of ``n`` examples (``backend_options.num_data``), which only minibatches read,
+    so the fixes say to give the data map-style instead of a full batch.
     """
+    full = f"give the data map-style with batch_size={n}" if streaming else f"set batch_size={n}"
     if ordered and batch_size < n:
         raise ConfigError(
             f"NumpyroTask.ordered is true (the likelihood depends on the order of the rows) but "
             f"TrainingLoop.batch_size ({batch_size}) is smaller than the dataset ({n} rows): "
-            f"{backend} would fit random subsets of rows as if they were the series. Set "
-            f"batch_size={n} (full batch, never shuffled)",
+            f"{backend} would fit random subsets of rows as if they were the series. "
+            f"{full[0].upper()}{full[1:]} (full batch, never shuffled)",
             field="task.ordered",
         )
     try:
@@ -169,8 +173,8 @@ def bind_data_size(
             f"TrainingLoop.batch_size ({batch_size}) is smaller than the dataset ({n} rows) but "
             f"task.model takes no N, so each {backend} minibatch's likelihood would count only "
             f"{batch_size} points. Write model(x, y=None, N=None) with "
-            'numpyro.plate("data", N, subsample_size=x.shape[0]) around the likelihood, or set '
-            f"batch_size={n}",
+            'numpyro.plate("data", N, subsample_size=x.shape[0]) around the likelihood, or '
+            f"{full}",
             field="task.model",
         )
     return model

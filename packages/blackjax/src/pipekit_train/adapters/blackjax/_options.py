@@ -76,6 +76,7 @@ COMMON: dict[str, Any] = {
     "shuffle": True,
     "init_values": None,
     "init_jitter": 0.0,
+    "num_data": None,
 }
 _POSITIVE = {"step_size", "desired_energy_var", "temperature", "init_scale", "learning_rate"}
 _FRACTIONS = {"frac_tune1", "frac_tune2", "frac_tune3"}
@@ -110,6 +111,9 @@ class BlackjaxOptions:
     init_values: dict[str, Any] | None = None
     #: sd of each chain's own Normal jitter around ``init_values`` (unconstrained space)
     init_jitter: float = 0.0
+    #: sgld / sghmc: the dataset size N scaling each minibatch (required with a stream;
+    #: checked by core's ``pipekit_train.jax._stream``)
+    num_data: int | None = None
 
 
 def _where(name: str) -> str:

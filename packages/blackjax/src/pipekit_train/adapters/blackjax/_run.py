@@ -22,6 +22,7 @@ from pipekit_train.adapters.bayes import (
 from pipekit_train.engine import run_driver
 from pipekit_train.errors import ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
+from pipekit_train.jax._stream import SizedStream, data_size, refuse_stream, sized_stream
 from pipekit_train.jax.compile_cache import use_compilation_cache
 from pipekit_train.jax.report import jax_backend_info
 from pipekit_train.loop import require_features
@@ -67,7 +68,10 @@ def _fingerprint(
     x: Any,
     y: Any,
     extras: dict[str, Any],
+    stream: dict[str, Any] | None = None,
 ) -> Any:
+    """The resume guard; ``stream`` is a streamed dataset's record (its kind, ``batch_size``
+    and ``num_data``), which replaces the digest of the data a stream does not hold."""
     from pipekit_train.jax.structure import tree_structure_digest
 
     nt = task.numpyro_task
@@ -79,6 +83,7 @@ def _fingerprint(
         extra={
             "target": _name(nt.model) if nt else _name(task.logdensity_fn or task.loglik_fn),
             "data": _digest(x, y, *(extras[k] for k in sorted(extras))),
+            **(stream or {}),
             **({"data_keywords": sorted(extras)} if extras else {}),
             **({"model_kwargs": nt.model_kwargs} if nt is not None and nt.model_kwargs else {}),
             "counts": list(counts),
@@ -139,16 +144,29 @@ def run(loop: Any) -> tuple[NumpyroPredictiveOp | None, dict[str, Any]]:
     return result
 
 
-def _load(loop: Any, task: BlackjaxTask, sg: bool) -> tuple[Any, Any, dict[str, Any]]:
-    """``(x, y, extras)``: the dataset, its floats in the run's precision; ``extras`` are its
-    named arrays beyond ``x`` / ``y`` (keywords of a NumPyro model)."""
+def _cast(a: Any) -> Any:
+    """``a`` with its floats in the run's precision (``None`` stays ``None``)."""
     import jax.numpy as jnp
 
-    if loop.dataset is None:
+    if a is None:
+        return None
+    a = np.asarray(a)
+    return a.astype(jnp.result_type(float)) if a.dtype.kind == "f" else a
+
+
+def _load(
+    loop: Any, task: BlackjaxTask, first: dict[str, Any] | None = None
+) -> tuple[Any, Any, dict[str, Any]]:
+    """``(x, y, extras)``: the dataset (or ``first``, a stream's first batch), its floats in
+    the run's precision; ``extras`` are its named arrays beyond ``x`` / ``y`` (keywords of a
+    NumPyro model)."""
+    if first is not None:
+        x, y = first["x"], first.get("y")
+        extras = {k: v for k, v in first.items() if k not in ("x", "y")}
+    elif loop.dataset is None:
         return None, None, {}
-    x, y, extras = model_data(loop.dataset, "TrainingLoop.dataset")
-    dtype = jnp.result_type(float)
-    cast = lambda a: None if a is None else (a.astype(dtype) if a.dtype.kind == "f" else a)  # noqa: E731
+    else:
+        x, y, extras = model_data(loop.dataset, "TrainingLoop.dataset")
     if extras and task.numpyro_task is None:
         raise ConfigError(
             f"TrainingLoop.dataset has the named arrays {sorted(extras)} beyond x and y, which "
@@ -156,11 +174,30 @@ def _load(loop: Any, task: BlackjaxTask, sg: bool) -> tuple[Any, Any, dict[str, 
             "of them: fold them into x, or close over them in logdensity_fn",
             field="dataset",
         )
-    return (
-        cast(np.asarray(x)),
-        None if y is None else cast(np.asarray(y)),
-        {k: cast(v) for k, v in extras.items()},
+    return _cast(x), _cast(y), {k: _cast(v) for k, v in extras.items()}
+
+
+def _stream_of(
+    loop: Any, options: BlackjaxOptions, sg: bool
+) -> tuple[SizedStream | None, int | None]:
+    """A streamed dataset (sgld / sghmc only: core's ``sized_stream``) and its declared N.
+
+    The other samplers read the whole dataset, so a stream or a ``num_data`` next to them
+    is refused by name."""
+    if not sg:
+        refuse_stream(loop.dataset, "TrainingLoop.dataset", f"sampler {options.sampler!r}")
+        if options.num_data is not None:
+            raise ConfigError(
+                "backend_options.num_data is the dataset size that scales sgld / sghmc's "
+                f"minibatches; sampler {options.sampler!r} reads the whole dataset: drop it",
+                field="backend_options.num_data",
+            )
+        return None, None
+    cast = lambda batch: {k: _cast(v) for k, v in batch.items()}  # noqa: E731
+    streamed = sized_stream(
+        loop, options.num_data, backend=f"blackjax {options.sampler}", cast=cast
     )
+    return streamed, streamed.num_data if streamed is not None else None
 
 
 def _run(
@@ -173,11 +210,18 @@ def _run(
     from ._program import build_sampler_program, chain_mesh
 
     sg = options.sampler in SG_SAMPLERS
-    x, y, extras = _load(loop, task, sg)
+    streamed, num_data = _stream_of(loop, options, sg)
+    x, y, extras = _load(loop, task, streamed.first if streamed is not None else None)
+    if sg and streamed is None and x is not None:  # map-style: a declared N must agree
+        data_size(options.num_data, int(np.shape(x)[0]), f"blackjax {options.sampler}")
     check_counts(options, task.counts()[1])
-    sites = check_target(task, options.sampler, x, y, loop.batch_size, options.init_values, extras)
-    data = None
-    if sg:
+    sites = check_target(
+        task, options.sampler, x, y, loop.batch_size, options.init_values, extras, num_data
+    )
+    data: Any = None
+    if streamed is not None:
+        data = streamed.iterator
+    elif sg:
         from pipekit_train.jax.data import BatchIterator, BatchSource
 
         rows = {"x": x, **extras} if y is None else {"x": x, "y": y, **extras}
@@ -195,9 +239,11 @@ def _run(
         options.init_values,
         extras,
         init_jitter=options.init_jitter,
+        num_data=num_data,
     )
     sampler = _sampler(options, target, counts, init_key)
-    fp = _fingerprint(loop, task, options, sampler.carry, counts, x, y, extras)
+    record = streamed.record if streamed is not None else None
+    fp = _fingerprint(loop, task, options, sampler.carry, counts, x, y, extras, record)
     checkpointer = checkpointer_for(loop, fp, resume=options.resume)
     mesh = chain_mesh(counts[2])
     program = build_sampler_program(
@@ -261,6 +307,8 @@ def _run(
             **sampler.info,
         },
     )
+    if streamed is not None:
+        info["stream"] = streamed.record
     return op, info
 
 

@@ -110,10 +110,17 @@ def _check_init_values(sites: dict[str, Any] | None, values: Any) -> None:
 
 
 def _check_sg(
-    task: BlackjaxTask, sampler: str, x: Any, y: Any, batch_size: int, extras: dict[str, Any]
+    task: BlackjaxTask,
+    sampler: str,
+    x: Any,
+    y: Any,
+    batch_size: int,
+    extras: dict[str, Any],
+    num_data: int | None = None,
 ) -> dict[str, Any] | None:
     """sgld / sghmc: a dataset to draw minibatches from, and a target split over its rows;
-    the NumPyro model's sites (``None`` on the raw path)."""
+    the NumPyro model's sites (``None`` on the raw path). ``num_data``: the size of a
+    streamed dataset, of which ``x`` / ``y`` are the first batch (``None``: ``x``'s rows)."""
     nt = task.numpyro_task
     if x is None:
         raise ConfigError(
@@ -121,7 +128,7 @@ def _check_sg(
             "missing; give dataset=(X, Y) or {'x': X, 'y': Y}",
             field="dataset",
         )
-    n = int(np.shape(x)[0])
+    n = int(np.shape(x)[0]) if num_data is None else num_data
     if batch_size > n:
         raise ConfigError(
             f"TrainingLoop.batch_size ({batch_size}) is larger than the dataset's {n} "
@@ -130,7 +137,12 @@ def _check_sg(
         )
     if nt is not None:
         model = bind_data_size(
-            nt.bound_model(), n, batch_size, backend=f"blackjax {sampler}", ordered=nt.ordered
+            nt.bound_model(),
+            n,
+            batch_size,
+            backend=f"blackjax {sampler}",
+            ordered=nt.ordered,
+            streaming=num_data is not None,
         )
         return check_task_on_data(nt, x, y, model=model, extras=extras)
     if task.logprior_fn is None or task.loglik_fn is None:
@@ -160,13 +172,15 @@ def check_target(
     batch_size: int,
     init_values: dict[str, Any] | None = None,
     extras: dict[str, Any] | None = None,
+    num_data: int | None = None,
 ) -> dict[str, Any] | None:
     """Every check of the task against the sampler and data that compiles nothing; the
-    NumPyro model's sites (``None`` on the raw path)."""
+    NumPyro model's sites (``None`` on the raw path). ``num_data`` is a streamed dataset's
+    size (``x`` / ``y`` then hold its first batch)."""
     nt = task.numpyro_task
     extras = dict(extras or {})
     if sampler in SG_SAMPLERS:
-        sg_sites = _check_sg(task, sampler, x, y, batch_size, extras)
+        sg_sites = _check_sg(task, sampler, x, y, batch_size, extras, num_data)
         _check_init_values(sg_sites, init_values)
         return sg_sites
     sites = None
@@ -246,11 +260,14 @@ def build_target(
     extras: dict[str, Any] | None = None,
     *,
     init_jitter: float = 0.0,
+    num_data: int | None = None,
 ) -> Target:
     """The arrays and functions the sampler runs on (``check_target`` has passed).
 
     A NumPyro task's chains start from ``init_to_uniform`` draws, or at ``init_values``
-    for the sites it names (``init_to_value``, uniform for the rest)."""
+    for the sites it names (``init_to_value``, uniform for the rest). With a streamed
+    dataset ``x`` / ``y`` are its first batch and ``num_data`` its size N (the gradient's
+    scale); the deterministic sites of the draws are then computed on that batch."""
     import jax
     import jax.numpy as jnp
     from numpyro.infer import init_to_value
@@ -276,7 +293,7 @@ def build_target(
             else init_to_value(values=values)
         )
     if nt is not None and sampler in SG_SAMPLERS:
-        n = int(np.shape(x)[0])
+        n = int(np.shape(x)[0]) if num_data is None else num_data
         model = bind_data_size(nt.bound_model(), n, batch_size, ordered=nt.ordered)
         with _starts_from(init_values):
             minibatch = minibatch_log_density_from_model(
@@ -311,5 +328,6 @@ def build_target(
     if sampler in SG_SAMPLERS:
         from blackjax.sgmcmc.gradients import grad_estimator
 
-        grad_fn = grad_estimator(task.logprior_fn, task.loglik_fn, int(np.shape(x)[0]))
+        n = int(np.shape(x)[0]) if num_data is None else num_data
+        grad_fn = grad_estimator(task.logprior_fn, task.loglik_fn, n)
     return Target(stack(task.init_position), task.logdensity_fn, grad_fn, _as_sites)

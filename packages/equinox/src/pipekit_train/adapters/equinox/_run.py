@@ -13,7 +13,7 @@ from pipekit_train.engine import run_driver
 from pipekit_train.errors import ConfigError, DataError, PipekitError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax._own_optax import own_optimizer
-from pipekit_train.jax._stream import StreamIterator, as_stream
+from pipekit_train.jax._stream import StreamIterator, as_stream, refuse_stream_options
 from pipekit_train.jax.compile_cache import use_compilation_cache
 from pipekit_train.jax.data import (
     BatchIterator,
@@ -234,16 +234,7 @@ def _batch_source(
 
 def _check_stream_fields(loop: Any, spec: Any) -> None:
     """Refuse the loop fields a stream contradicts (its order and reading are the user's)."""
-    for key, why in (
-        ("shuffle", "a stream is read in its own order: shuffle in the pipeline (ds.shuffle)"),
-        ("worker_count", "a Grain stream prefetches as its pipeline says (ds.mp_prefetch)"),
-    ):
-        if key in loop.backend_options:
-            raise ConfigError(
-                f"backend_options.{key} contradicts TrainingLoop.dataset, a stream: {why}; "
-                f"drop backend_options.{key}",
-                field=f"backend_options.{key}",
-            )
+    refuse_stream_options(loop.backend_options)
     if spec is not None or jax.process_count() > 1:
         raise ConfigError(
             "TrainingLoop.sharding / several processes with a streaming TrainingLoop.dataset "

@@ -21,6 +21,7 @@ from pipekit_train.carry import TrainerCarryState
 from pipekit_train.engine import CallbackRunner, RunOutcome
 from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
+from pipekit_train.jax._stream import refuse_stream
 from pipekit_train.jax.data import BatchSource, eval_batches, normalize_dataset
 from pipekit_train.jax.report import jax_backend_info
 from pipekit_train.loop import non_default_features
@@ -82,6 +83,8 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
     check_features(loop, model, options.steps_per_execution)
     k = int(loop.accumulate_steps)
     op = loop.model_op if isinstance(loop.model_op, KerasModelOp) else KerasModelOp(model)
+    # Keras' fit reads pipekit's step-indexed batch source: a stream is refused by name.
+    refuse_stream(loop.dataset, "TrainingLoop.dataset", "the keras backend")
     train = normalize_dataset(loop.dataset, "TrainingLoop.dataset")
     val = (
         normalize_dataset(loop.val_dataset, "TrainingLoop.val_dataset")

@@ -66,8 +66,13 @@ def _from_record(record: Any, field: str, index: int) -> dict[str, Any]:
 def normalize_dataset(dataset: Any, field: str) -> Arrays:
     """``dataset`` in any accepted form → ``{"x": array, "y": array, ...}`` (numpy, equal length).
 
-    Raises :class:`DataError` naming ``field`` for an empty, ragged or unrecognised dataset.
+    Raises :class:`DataError` naming ``field`` for an empty, ragged or unrecognised dataset,
+    and for a Grain dataset already batched by ``.batch(n)`` (each of its records would
+    read as one example; core's check, which imports Grain only where it is installed).
     """
+    from pipekit_train.jax._stream import refuse_prebatched
+
+    refuse_prebatched(dataset, field)
     if isinstance(dataset, Mapping):
         arrays = {str(k): _as_array(v) for k, v in dataset.items()}
     elif isinstance(dataset, tuple) and len(dataset) == 2:

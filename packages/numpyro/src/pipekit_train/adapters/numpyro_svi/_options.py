@@ -21,6 +21,8 @@ _KNOWN = {
     "compilation_cache": "JAX persistent compilation cache folder, or None/'off'",
     "optimizer_id": "a name for your own optax object in optimizer_config, recorded by the "
     "resume guard (str, default None)",
+    "num_data": "the dataset size N that scales each minibatch's likelihood (int >= 1); "
+    "required with a streaming dataset, checked against map-style data",
 }
 
 
@@ -33,6 +35,7 @@ class SviOptions:
     x64: bool = False
     compilation_cache: Any = None
     optimizer_id: str | None = None
+    num_data: int | None = None
 
 
 def parse_options(options: dict[str, Any] | None) -> SviOptions:

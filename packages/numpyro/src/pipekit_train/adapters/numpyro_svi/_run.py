@@ -42,6 +42,15 @@ def _guide_name(guide: Any) -> str:
     return model_import_string(guide) or str(getattr(guide, "__qualname__", type(guide).__name__))
 
 
+def _require_y(has_y: bool, site: str) -> None:
+    if not has_y:
+        raise DataError(
+            "TrainingLoop.dataset has no 'y': numpyro-svi conditions the model's "
+            f"{site!r} site on it; give {{'x': X, 'y': Y}} or (X, Y) (a stream: examples of "
+            "that form)"
+        )
+
+
 def run(loop: Any) -> tuple[NumpyroPredictiveOp, dict[str, Any]]:
     """Fit the guide of ``loop.task`` by SVI; return the predictive op and ``backend_info``.
 
@@ -71,18 +80,43 @@ def _run(
     from numpyro.optim import optax_to_numpyro
 
     from pipekit_train.jax._own_optax import own_optimizer
+    from pipekit_train.jax._stream import data_size, sized_stream
     from pipekit_train.jax.data import BatchIterator, BatchSource
     from pipekit_train.jax.optim import resolve_optimizer
     from pipekit_train.jax.structure import tree_structure_digest
 
-    x, y, extras = model_data(loop.dataset, "TrainingLoop.dataset")
-    if y is None:
-        raise DataError(
-            "TrainingLoop.dataset has no 'y': numpyro-svi conditions the model's "
-            f"{task.predictive_site!r} site on it; give {{'x': X, 'y': Y}} or (X, Y)"
-        )
     dtype = jnp.result_type(float)
     cast = lambda a: a.astype(dtype) if a.dtype.kind == "f" else a  # noqa: E731
+    # The user's own stream (issue 20): N is declared, batches are read as they come.
+    streamed = sized_stream(
+        loop,
+        options.num_data,
+        backend=BACKEND,
+        cast=lambda batch: {k: cast(v) for k, v in batch.items()},
+    )
+    batches: Any
+    if streamed is not None:
+        first = streamed.first
+        _require_y("y" in first, task.predictive_site)
+        n, shuffle, data = streamed.num_data, False, first  # predictions on the first batch
+        names = tuple(k for k in first if k not in ("x", "y"))
+        batches = streamed.iterator
+    else:
+        x, y, extras = model_data(loop.dataset, "TrainingLoop.dataset")
+        _require_y(y is not None, task.predictive_site)
+        data = {
+            "x": cast(np.asarray(x)),
+            "y": cast(np.asarray(y)),
+            **{k: cast(v) for k, v in extras.items()},
+        }
+        n = data_size(options.num_data, int(data["x"].shape[0]), BACKEND)
+        # A full batch is never shuffled: every step sees the rows in the dataset's order, so
+        # an order-dependent likelihood (a time series, an HMM) sees its series (issue 25).
+        shuffle = options.shuffle and loop.batch_size < n
+        source = BatchSource(data, loop.batch_size, loop.seed, shuffle=shuffle)
+        names = tuple(extras)
+        first = source[0]
+        batches = BatchIterator(source, worker_count=options.worker_count)
     val: tuple[Any, Any, dict[str, Any]] | None = None
     if loop.val_dataset is not None:
         xv, yv, extras_v = model_data(loop.val_dataset, "TrainingLoop.val_dataset")
@@ -93,20 +127,10 @@ def _run(
             jnp.asarray(yv),
             {k: jnp.asarray(cast(v)) for k, v in extras_v.items()},
         )
-    data = {
-        "x": cast(np.asarray(x)),
-        "y": cast(np.asarray(y)),
-        **{k: cast(v) for k, v in extras.items()},
-    }
-    n = int(data["x"].shape[0])
-    # A full batch is never shuffled: every step sees the rows in the dataset's order, so an
-    # order-dependent likelihood (a time series, an HMM) sees its series (issue 25).
-    shuffle = options.shuffle and loop.batch_size < n
     base_model = task.bound_model()
-    model = bind_data_size(base_model, n, loop.batch_size, ordered=task.ordered)
-    source = BatchSource(data, loop.batch_size, loop.seed, shuffle=shuffle)
-    names = tuple(extras)
-    first = source[0]
+    model = bind_data_size(
+        base_model, n, loop.batch_size, ordered=task.ordered, streaming=streamed is not None
+    )
     sites = check_task_on_data(
         task, first["x"], first["y"], model=model, extras={k: first[k] for k in names}
     )
@@ -138,7 +162,7 @@ def _run(
         loop,
         backend=BACKEND,
         model_structure=tree_structure_digest(svi.get_params(state)),
-        dataset_length=n,
+        dataset_length=n if streamed is None else None,
         extra={
             "model": model_import_string(task.model)
             or getattr(task.model, "__qualname__", "model"),
@@ -148,6 +172,7 @@ def _run(
             "x64": options.x64,
             **({"model_kwargs": task.model_kwargs} if task.model_kwargs else {}),
             **({"data_keywords": list(names)} if names else {}),
+            **(streamed.record if streamed is not None else {}),
         },
         optimizer_identity=own.identity if own is not None else None,
     )
@@ -163,7 +188,7 @@ def _run(
         loop,
         program,
         program.initial_carry,
-        data=BatchIterator(source, worker_count=options.worker_count),
+        data=batches,
         checkpointer=checkpointer,
         steps_per_call=options.steps_per_call,
         fingerprint=checkpointer.fingerprint if checkpointer is not None else fp,
@@ -211,6 +236,8 @@ def _run(
         "eval_metrics": dict(result.eval_metrics),
         "steps_per_call": options.steps_per_call,
         "shuffled": shuffle,
+        "num_data": n,
+        "stream": streamed.record["data"] if streamed is not None else None,
     }
     if own is not None:
         own_keys["optimizer"] = own.info()
