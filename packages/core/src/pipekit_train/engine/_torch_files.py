@@ -203,12 +203,12 @@ class TorchFiles(StepFiles):
             raw = self.path(step).read_bytes()
         except OSError as e:
             return None, f"unreadable: {e}"
+        meta: dict[str, Any] | None = None
+        error: str | None = None
         try:
-            meta: dict[str, Any] | None = self.meta_from(raw)
+            meta = self.meta_from(raw)
         except StepUnreadable as e:
-            meta, error = None, str(e)
-        else:
-            error = None
+            error = str(e)
         try:
             self.verify_raw(step, raw)
         except StepUnreadable as e:
