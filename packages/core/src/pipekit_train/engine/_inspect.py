@@ -54,7 +54,10 @@ def find_checkpoint_files(run_dir: str | os.PathLike[str]) -> StepFiles | None:
     root = Path(run_dir)
     if not root.is_dir():
         return None
-    here = open_checkpoint_files(root)
+    try:
+        here = open_checkpoint_files(root)
+    except CheckpointError:  # two stores' steps: not one run's folder to read a trace from
+        return None
     if here is not None and here.steps():
         return here
     for sub in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.isdigit()):

@@ -188,6 +188,7 @@ class StepFiles:
 
     def archive(self, into: Path) -> int:
         """Move every entry the store owns into ``into`` (created); nothing else moves."""
+        self.barrier("pipekit_archive_list")  # every process lists before process 0 moves
         entries = [p for p in self.directory.iterdir() if self.owns(p)]
         if not entries:
             return 0

@@ -65,12 +65,16 @@ def _run_name(run_dir: Path) -> str:
 
 
 def _read_trace(step_dir: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    from pipekit_train.engine import open_checkpoint_files
+    from pipekit_train.engine import StepUnreadable, open_checkpoint_files
+    from pipekit_train.errors import CheckpointError
     from pipekit_train.jax.checkpoint import read_trace
 
     files = open_checkpoint_files(step_dir.parent)
     assert files is not None
-    meta = files.read_meta(int(step_dir.name))
+    try:
+        meta = files.read_meta(int(step_dir.name))
+    except StepUnreadable as e:
+        raise CheckpointError(f"checkpoint step folder {str(step_dir)!r}: {e}") from None
     trace = read_trace(step_dir) or {}  # checked against the step's checksums
     return {k: np.asarray(v) for k, v in trace.items()}, meta
 
