@@ -75,12 +75,8 @@ class OrbaxFiles(StepFiles):
 
     kind: ClassVar[str] = "orbax"
 
-    def steps(self) -> list[int]:
-        if not self.directory.is_dir():
-            return []
-        return sorted(
-            int(p.name) for p in self.directory.iterdir() if p.is_dir() and p.name.isdigit()
-        )
+    def committed_step(self, entry: Path) -> int | None:
+        return int(entry.name) if entry.name.isdigit() and entry.is_dir() else None
 
     def step_paths(self, step: int) -> list[Path]:
         return [self.directory / str(step)]

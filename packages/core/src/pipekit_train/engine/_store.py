@@ -126,7 +126,7 @@ def ensure_writable(directory: Path) -> None:
 class StepFiles:
     """The file moves every store shares: quarantine a step, archive the folder.
 
-    A subclass names its layout: :meth:`steps`, :meth:`step_paths` (the files or folders
+    A subclass names its layout: :meth:`committed_step`, :meth:`step_paths` (the files or folders
     of one step, the main one first) and :meth:`owns` (whether an entry of the folder is
     the store's, so ``archive`` moves it). Only the primary process renames
     (:meth:`is_primary`); :meth:`barrier` lets the others see it; :meth:`moved` runs after
@@ -140,6 +140,14 @@ class StepFiles:
 
     # layout ------------------------------------------------------------------------
     def steps(self) -> list[int]:
+        """Committed steps, oldest first."""
+        if not self.directory.is_dir():
+            return []
+        found = (self.committed_step(p) for p in self.directory.iterdir())
+        return sorted(s for s in found if s is not None)
+
+    def committed_step(self, entry: Path) -> int | None:
+        """The step of a committed step's entry of the folder, ``None`` for any other."""
         raise NotImplementedError
 
     def step_paths(self, step: int) -> list[Path]:

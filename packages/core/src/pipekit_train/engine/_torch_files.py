@@ -88,15 +88,9 @@ class TorchFiles(StepFiles):
 
     kind: ClassVar[str] = "torch-file"
 
-    def steps(self) -> list[int]:
-        if not self.directory.is_dir():
-            return []
-        found = []
-        for p in self.directory.iterdir():
-            m = _NAME.match(p.name)
-            if m:
-                found.append(int(m.group(1)))
-        return sorted(found)
+    def committed_step(self, entry: Path) -> int | None:
+        m = _NAME.match(entry.name)
+        return int(m.group(1)) if m else None
 
     def path(self, step: int) -> Path:
         return self.directory / f"step-{step:09d}.pt"
