@@ -8,19 +8,20 @@ from __future__ import annotations
 
 from user_files import assert_untouched, plant
 
-from pipekit_train.adapters.lightning._checkpoint import CheckpointStore
+from pipekit_train.adapters.lightning._checkpoint import TorchFileStore
+from pipekit_train.engine import archive_checkpoints
 
 FILES = {"notes.txt": b"mine", "my_model.pt": b"not a step file", "step-1.pt": b"mine too"}
 
 
 def test_keep_last_and_archive_leave_user_files(tmp_path):
     files = plant(tmp_path, FILES)
-    store = CheckpointStore(tmp_path, keep_last=1)
+    store = TorchFileStore(tmp_path, keep_last=1)
     for step in (1, 2, 3):
-        store.save(step, {}, None, None, {"fingerprint": {}})
+        store.save(step, {"module": {}}, {"fingerprint": {}})
     assert store.steps() == [3]
     assert_untouched(tmp_path, files)
-    archive = store.archive()
+    archive = archive_checkpoints(store)
     assert archive is not None
     # the step file and its checksum record move together; nothing else does
     assert sorted(p.name for p in archive.iterdir()) == [

@@ -234,18 +234,17 @@ def _format_table(rows: list[dict[str, Any]]) -> str:
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
-    try:
-        from .jax.checkpoint import inspect_checkpoints
-    except ImportError as exc:
-        raise PipekitError(
-            "inspecting checkpoints needs the JAX extra: pip install 'pipekit-train-core[jax]'"
-        ) from exc
+    # Files only (the store kind is told from the folder): no jax or torch import, so any
+    # install can list any backend's run folder.
+    from .engine import inspect_checkpoints
+
     rows = inspect_checkpoints(args.directory)
     if not rows:
         raise CheckpointError(
             f"no checkpoints in {args.directory}: expected step folders (such as "
-            f"{Path(args.directory) / '500'}) written by a TrainingLoop with this "
-            "checkpoint_dir. Is it the checkpoint_dir of a run that saved at least once?"
+            f"{Path(args.directory) / '500'}) or step files (step-000000500.pt) written by a "
+            "TrainingLoop with this checkpoint_dir. Is it the checkpoint_dir of a run that "
+            "saved at least once?"
         )
     if args.json:
         print(json.dumps(rows, indent=2, default=str))

@@ -5,8 +5,11 @@ build one with ``pipekit_train.jax.program.build_program``); the Lightning and
 Keras bridges drive their library's loop and call the same :func:`host_event`
 at the steps a :class:`Schedule` names. Callbacks and writers run through one
 :class:`CallbackRunner`; every backend's ``backend_info`` is built by
-:func:`backend_info` (one schema, ``docs/run-report.md``). Pure Python: nothing
-here imports an array library.
+:func:`backend_info` (one schema, ``docs/run-report.md``). Checkpoints: every store
+(Orbax folders, Lightning's torch files) implements :class:`CheckpointStore`, and
+:func:`resume_from_store` is the one resume policy over them;
+:func:`inspect_checkpoints` and :func:`read_state` read any backend's folder. Pure
+Python: nothing here imports an array library.
 """
 
 from ._driver import DriverResult as DriverResult
@@ -15,6 +18,10 @@ from ._events import EventOutcome as EventOutcome
 from ._events import EventSite as EventSite
 from ._events import host_event as host_event
 from ._events import record_window as record_window
+from ._inspect import find_checkpoint_files as find_checkpoint_files
+from ._inspect import inspect_checkpoints as inspect_checkpoints
+from ._inspect import open_checkpoint_files as open_checkpoint_files
+from ._inspect import read_state as read_state
 from ._program import BatchStream as BatchStream
 from ._program import Phase as Phase
 from ._program import StepCheckpointer as StepCheckpointer
@@ -23,10 +30,21 @@ from ._report import REQUIRED_KEYS as REQUIRED_KEYS
 from ._report import BackendInfo as BackendInfo
 from ._report import RunOutcome as RunOutcome
 from ._report import backend_info as backend_info
+from ._resume import RESUME_MODES as RESUME_MODES
+from ._resume import STRUCTURE_HINT as STRUCTURE_HINT
+from ._resume import ResumeMode as ResumeMode
+from ._resume import archive_checkpoints as archive_checkpoints
+from ._resume import check_resume_guard as check_resume_guard
+from ._resume import parse_resume as parse_resume
+from ._resume import quarantine_step as quarantine_step
+from ._resume import resume_from_store as resume_from_store
 from ._runner import CallbackRunner as CallbackRunner
 from ._schedule import Schedule as Schedule
 from ._schedule import event_intervals as event_intervals
 from ._schedule import next_event_step as next_event_step
+from ._store import CheckpointStore as CheckpointStore
+from ._store import StepFiles as StepFiles
+from ._store import StepUnreadable as StepUnreadable
 
 __all__ = [
     "BatchStream",
@@ -47,4 +65,20 @@ __all__ = [
     "BackendInfo",
     "RunOutcome",
     "backend_info",
+    # checkpoint stores and the resume policy
+    "CheckpointStore",
+    "RESUME_MODES",
+    "ResumeMode",
+    "STRUCTURE_HINT",
+    "StepFiles",
+    "StepUnreadable",
+    "archive_checkpoints",
+    "check_resume_guard",
+    "find_checkpoint_files",
+    "inspect_checkpoints",
+    "open_checkpoint_files",
+    "parse_resume",
+    "quarantine_step",
+    "read_state",
+    "resume_from_store",
 ]

@@ -35,6 +35,9 @@ from pipekit_train._checksum import (
     shard_record,
     verify_record,
 )
+from pipekit_train.engine._orbax_files import CHECKSUM_ITEM, read_records
+
+# ``read_records`` (reading a step's records) is core's, jax-free: ``inspect`` uses it too.
 
 __all__ = [
     "ITEM",
@@ -46,7 +49,7 @@ __all__ = [
 ]
 
 #: The name of the checksum item in a step folder.
-ITEM = "checksums"
+ITEM = CHECKSUM_ITEM
 
 _VERSION = 1
 
@@ -140,41 +143,6 @@ def _write_records(args: ChecksumSave, directory: Any) -> None:
     path.mkdir(parents=True, exist_ok=True)
     name = f"process_{int(jax.process_index()):05d}.json"
     (path / name).write_text(json.dumps(record, sort_keys=True))
-
-
-def read_records(step_dir: Path, expected: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """Every process's records of a step merged: ``{"meta": crc, "arrays": {name: [piece]}}``.
-
-    ``None`` when the step has no checksum item and ``expected`` (the meta's marker) is
-    ``None``: a step from before checksums. Raises :class:`ChecksumMismatch` when the
-    record is missing, unreadable or incomplete for a step that should have one.
-    """
-    folder = step_dir / ITEM
-    if not folder.is_dir():
-        if expected is None:
-            return None
-        raise ChecksumMismatch(f"its {ITEM} record is missing")
-    files = sorted(folder.glob("process_*.json"))
-    want = int(expected.get("processes", 1)) if expected is not None else None
-    if not files or (want is not None and len(files) != want):
-        raise ChecksumMismatch(
-            f"its {ITEM} record holds {len(files)} process files, expected {want or 'some'}"
-        )
-    merged: dict[str, Any] = {"meta": None, "arrays": {}}
-    for f in files:
-        try:
-            record = json.loads(f.read_text())
-            if record.get("algorithm") != ALGORITHM:
-                raise ValueError(f"algorithm {record.get('algorithm')!r}, not {ALGORITHM!r}")
-            if record.get("meta") is not None:
-                merged["meta"] = int(record["meta"])
-            for name, pieces in record["arrays"].items():
-                merged["arrays"].setdefault(name, []).extend(pieces)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
-            raise ChecksumMismatch(
-                f"its {ITEM} record {f.name} is unreadable: {type(e).__name__}: {e}"
-            ) from None
-    return merged
 
 
 def _piece_reader(value: Any) -> Any:

@@ -22,25 +22,24 @@ never delete), and must not mistake a model-structure mismatch for corruption
 
 from __future__ import annotations
 
-import datetime
-import json
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pipekit_train._checksum import ChecksumMismatch, json_checksum
-from pipekit_train._warn import warn_user
-from pipekit_train.errors import BackendNotInstalledError, CheckpointError, ConfigError
-from pipekit_train.fingerprint import (
-    OVERRIDE_HINT,
-    check_fingerprint,
-    fingerprint_diff,
-    jsonable,
-    unverifiable_message,
+from pipekit_train.engine._inspect import inspect_checkpoints
+from pipekit_train.engine._orbax_files import OrbaxFiles
+from pipekit_train.engine._resume import (
+    RESUME_MODES,
+    STRUCTURE_HINT,
+    parse_resume,
+    resume_from_store,
 )
+from pipekit_train.engine._store import StepUnreadable, ensure_writable
+from pipekit_train.errors import BackendNotInstalledError, CheckpointError, ConfigError
+from pipekit_train.fingerprint import OVERRIDE_HINT, fingerprint_diff, jsonable
 from pipekit_train.jax._packing import (
     item_template,
     layout_shapes,
@@ -61,7 +60,8 @@ __all__ = [
     "read_trace",
 ]
 
-RESUME_MODES = ("auto", "never", "force")
+
+#: The resume guard's hint (core's ``fingerprint.OVERRIDE_HINT``), kept under its old name.
 _OVERRIDE_HINT = OVERRIDE_HINT
 
 
@@ -75,58 +75,12 @@ class RestoreResult:
     trace: dict[str, Any] | None = None
 
 
-def _ensure_writable(directory: Path) -> None:
-    """Create ``directory`` if needed and prove it is writable, leaving nothing behind."""
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        if not directory.is_dir():
-            raise NotADirectoryError(f"{directory} exists and is not a directory")
-        with tempfile.TemporaryFile(dir=directory):
-            pass
-    except OSError as e:
-        raise CheckpointError(
-            f"TrainingLoop.checkpoint_dir {str(directory)!r} is not a writable directory: "
-            f"{e.strerror or e}. Choose a directory you can write to."
-        ) from None
-
-
-def _utc_stamp() -> str:
-    return datetime.datetime.now(tz=datetime.UTC).strftime("%Y%m%dT%H%M%S%fZ")
-
-
-def _free_name(path: Path) -> Path:
-    """``path`` itself, or ``path.1``, ``path.2``, … whichever does not exist yet."""
-    candidate, i = path, 0
-    while candidate.exists():
-        i += 1
-        candidate = path.with_name(f"{path.name}.{i}")
-    return candidate
-
-
-def _dir_size(path: Path) -> int:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
-
-
-def _is_step_dir(p: Path) -> bool:
-    return p.is_dir() and p.name.isdigit()
-
-
-def _is_orbax_leftover(p: Path) -> bool:
-    """Entries Orbax or this module put in a checkpoint dir (moved aside by resume='never')."""
-    name = p.name
-    return (
-        _is_step_dir(p)
-        or ".orbax-checkpoint-tmp" in name
-        or (name.split(".", 1)[0].isdigit() and ".corrupt" in name)
-    )
-
-
-class _Corrupt(Exception):
-    """A step that cannot be read back (internal: triggers quarantine and fallback)."""
-
-
-class Checkpointer:
+class Checkpointer(OrbaxFiles):
     """One atomic Orbax checkpoint per step: ``state`` + JSON ``meta`` (+ ``trace``).
+
+    The Orbax :class:`~pipekit_train.engine.CheckpointStore`: it saves, loads, lists and
+    moves steps; which step a run resumes from (and quarantine, archive, the fingerprint
+    check) is core's policy, :func:`pipekit_train.engine.resume_from_store`.
 
     ``keep_last`` (``None`` keeps all) is Orbax's ``max_to_keep``: old steps are
     only deleted after a newer one has committed, so at least one valid step
@@ -148,13 +102,9 @@ class Checkpointer:
         async_save: bool = True,
         checksums: bool = True,
     ) -> None:
-        self.directory = Path(directory).expanduser().absolute()
-        _ensure_writable(self.directory)  # before anything else
-        if resume not in RESUME_MODES:
-            raise ConfigError(
-                f"backend_options.resume must be one of {list(RESUME_MODES)}, got {resume!r}.",
-                field="backend_options.resume",
-            )
+        super().__init__(directory)
+        ensure_writable(self.directory)  # before anything else
+        parse_resume(resume)
         if keep_last is not None and (
             isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 1
         ):
@@ -167,7 +117,6 @@ class Checkpointer:
         self.resume = resume
         self.async_save = async_save
         self.checksums = checksums
-        self._quarantined: list[Path] = []
         self._mngr = self._make_manager()
 
     def _make_manager(self) -> Any:
@@ -212,8 +161,23 @@ class Checkpointer:
         )
 
     # ---------------------------------------------------------------- queries
+    kind: ClassVar[str] = "orbax"
+
+    def steps(self) -> list[int]:
+        """Committed steps, oldest first (Orbax's view of the folder)."""
+        return sorted(int(s) for s in self._mngr.all_steps())
+
     def all_steps(self) -> list[int]:
-        return sorted(self._mngr.all_steps())
+        return self.steps()
+
+    def is_primary(self) -> bool:
+        return _is_primary()
+
+    def barrier(self, name: str) -> None:
+        _barrier(name)
+
+    def moved(self) -> None:
+        self._mngr.reload()
 
     def latest_step(self) -> int | None:
         step = self._mngr.latest_step()
@@ -278,7 +242,7 @@ class Checkpointer:
 
     # ---------------------------------------------------------------- restore
     def restore(self, state_template: Any) -> RestoreResult | None:
-        """Restore the newest usable step into ``state_template``.
+        """Restore the step to resume from into ``state_template`` (core's resume policy).
 
         Returns None for a fresh start (no checkpoint, ``resume="never"``, or no
         readable step left). Corrupted steps are renamed ``<step>.corrupt`` with a
@@ -289,39 +253,22 @@ class Checkpointer:
         as numpy arrays.
         """
         self.wait()
-        if self.resume == "never":
-            self._archive_existing()
-            return None
         self._mngr.reload()
-        for step in sorted(self._mngr.all_steps(), reverse=True):
-            try:
-                result = self._restore_step(int(step), state_template)
-            except _Corrupt as e:
-                self._quarantine(int(step), e)
-                continue
-            return result
-        if self._quarantined:
-            warn_user(f"No readable checkpoint left in {self.directory}; starting from scratch.")
-        return None
+        return resume_from_store(
+            self, state_template, mode=self.resume, fingerprint=self.fingerprint
+        )
 
-    def _restore_step(self, step: int, template: Any) -> RestoreResult:
+    def load(self, step: int, template: Any) -> RestoreResult:
+        """Step ``step`` restored into ``template`` and verified against its checksums."""
         import orbax.checkpoint as ocp
 
-        try:
-            meta = self._mngr.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))[
-                "meta"
-            ]
-            if not isinstance(meta, dict):
-                raise ValueError(f"meta item is a {type(meta).__name__}, not a dict")
-        except Exception as e:
-            raise _Corrupt(f"its meta item is unreadable: {e}") from e
-        records = self._checksum_records(step, meta)
-        self._check_fingerprint(step, meta.get("fingerprint", {}))
+        meta = self.raw_meta(step)
+        records = self.records(step, meta)
         try:
             item_meta = self._mngr.item_metadata(step)
             saved_tree = item_meta["state"].tree
         except Exception as e:
-            raise _Corrupt(f"its state metadata is unreadable: {e}") from e
+            raise StepUnreadable(f"its state metadata is unreadable: {e}") from e
         layout = meta.get("layout")
         target = _restore_template(template)
         if layout is None:  # a checkpoint written before the state was packed
@@ -340,56 +287,18 @@ class Checkpointer:
         except Exception as e:
             problem = self._unreadable(step, saved_tree)
             if problem is not None:
-                raise _Corrupt(problem) from e
+                raise StepUnreadable(problem) from e
             raise CheckpointError(
                 f"Checkpoint step {step} in {self.directory} is readable but cannot be restored "
                 f"into this run's state: {type(e).__name__}: {e}"
             ) from e
         if records is not None:
-            self._verify(step, restored, records)
+            _verify(restored, records)
         state = restored["state"]
         if layout is not None:
             state = unpack(state, layout, _restore_template(template))
         trace = _trace_from(restored["trace"], meta) if has_trace else None
         return RestoreResult(step=step, state=state, meta=meta, trace=trace)
-
-    def _checksum_records(self, step: int, meta: Mapping[str, Any]) -> dict[str, Any] | None:
-        """The step's checksum records (``None`` for a step from before checksums), its meta
-        checked against them; a missing, unreadable or mismatched record is ``_Corrupt``."""
-        from pipekit_train.jax import _checksum_item
-
-        marker = meta.get("checksums")
-        try:
-            records = _checksum_item.read_records(
-                self.directory / str(step), marker if isinstance(marker, dict) else None
-            )
-            if records is not None and records["meta"] != json_checksum(meta):
-                raise ChecksumMismatch("its meta item differs from the checksum recorded for it")
-        except ChecksumMismatch as e:
-            raise _Corrupt(f"checksum mismatch: {e}") from e
-        return records
-
-    def _verify(self, step: int, restored: Mapping[str, Any], records: Mapping[str, Any]) -> None:
-        """Raise ``_Corrupt`` unless the restored state (and trace) match their checksums."""
-        from pipekit_train.jax import _checksum_item
-
-        try:
-            for item in ("state", "trace"):
-                if item in restored:
-                    _checksum_item.verify_item(item, restored[item], records)
-        except ChecksumMismatch as e:
-            raise _Corrupt(f"checksum mismatch: {e}") from e
-
-    def _check_fingerprint(self, step: int, saved: Mapping[str, Any]) -> None:
-        where = f"at step {step} in {self.directory}"
-        warning = check_fingerprint(saved, self.fingerprint, resume=self.resume, where=where)
-        if warning is not None:
-            warn_user(warning)
-        blind = unverifiable_message(self.fingerprint, where)
-        if blind is not None:
-            if self.resume != "force":
-                raise CheckpointError(blind + "\n" + OVERRIDE_HINT)
-            warn_user(blind + '\nResuming anyway (backend_options={"resume": "force"}).')
 
     def _unreadable(self, step: int, saved_tree: Any) -> str | None:
         """Why step ``step`` cannot be read back at all (None if it reads fine as numpy)."""
@@ -421,36 +330,17 @@ class Checkpointer:
                 return f"its trace item is unreadable: {type(e).__name__}: {e}"
         return None
 
-    def _quarantine(self, step: int, error: BaseException) -> None:
-        """Rename step ``step`` out of Orbax's view (``<step>.corrupt``); never delete."""
-        src = self.directory / str(step)
-        dst = _free_name(self.directory / f"{step}.corrupt")
-        if _is_primary():
-            src.rename(dst)
-        _barrier(f"pipekit_quarantine_{step}")
-        self._quarantined.append(dst)
-        self._mngr.reload()
-        warn_user(
-            f"Checkpoint step {step} in {self.directory} is corrupted or truncated ({error}); "
-            f"moved it to {dst.name} and falling back to the next newest step."
-        )
 
-    def _archive_existing(self) -> None:
-        """``resume="never"``: move existing checkpoints into ``archived-<UTC time>/``."""
-        entries = [p for p in self.directory.iterdir() if _is_orbax_leftover(p)]
-        if not entries:
-            return
-        archive = _free_name(self.directory / f"archived-{_utc_stamp()}")
-        if _is_primary():
-            archive.mkdir()
-            for p in entries:
-                p.rename(archive / p.name)
-        _barrier("pipekit_archive")
-        self._mngr.reload()
-        warn_user(
-            f'backend_options={{"resume": "never"}}: moved {len(entries)} existing checkpoint '
-            f"entries of {self.directory} to {archive.name}/ (nothing deleted); starting fresh."
-        )
+def _verify(restored: Mapping[str, Any], records: Mapping[str, Any]) -> None:
+    """Raise ``StepUnreadable`` unless the restored state (and trace) match their checksums."""
+    from pipekit_train.jax import _checksum_item
+
+    try:
+        for item in ("state", "trace"):
+            if item in restored:
+                _checksum_item.verify_item(item, restored[item], records)
+    except ChecksumMismatch as e:
+        raise StepUnreadable(f"checksum mismatch: {e}") from e
 
 
 def checkpointer_for(
@@ -479,25 +369,55 @@ def _trace_from(item: Mapping[str, Any], meta: Mapping[str, Any]) -> dict[str, A
 def read_trace(step_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The ``trace`` of one step folder as ``{name: host numpy array}``, or ``None``.
 
-    For tools that read a sampler's draws from disk (``bayes`` plots) without a run.
+    For tools that read a sampler's draws from disk (``bayes`` plots) without a run. The
+    draws are checked against the step's checksums (``CheckpointError`` if they differ).
     """
     step_dir = Path(step_dir)
-    meta = _step_meta(step_dir)
+    meta, records = _step_meta(step_dir)
     if not (step_dir / "trace").is_dir():
         return None
-    return _trace_from(_read_numpy_item(step_dir / "trace"), meta)
+    item = _read_numpy_item(step_dir / "trace")
+    _verify_read(step_dir, "trace", item, records)
+    return _trace_from(item, meta)
 
 
-def _step_meta(step_dir: Path) -> dict[str, Any]:
-    """The JSON meta of a finalised step folder, or a ``CheckpointError`` saying what is wrong."""
+def _step_meta(step_dir: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The JSON meta of a finalised step folder and its checksum records (``None`` for a step
+    from before checksums), or a ``CheckpointError`` saying what is wrong."""
+    files = OrbaxFiles(step_dir.parent)
     try:
-        meta: dict[str, Any] = json.loads((step_dir / "meta" / "metadata").read_text())
-    except (OSError, ValueError) as e:
+        meta = files.raw_meta(int(step_dir.name)) if step_dir.name.isdigit() else None
+    except StepUnreadable as e:
+        why: str = str(e)
+        meta = None
+    else:
+        why = "not named by a step number"
+    if meta is None:
         raise CheckpointError(
             f"{str(step_dir)!r} is not a readable checkpoint step folder (expected "
-            f"<checkpoint_dir>/<step>/meta/metadata): {type(e).__name__}: {e}"
+            f"<checkpoint_dir>/<step>/meta/metadata): {why}"
+        )
+    try:
+        records = files.records(int(step_dir.name), meta)
+    except StepUnreadable as e:
+        raise CheckpointError(f"checkpoint step folder {str(step_dir)!r}: {e}") from None
+    return meta, records
+
+
+def _verify_read(
+    step_dir: Path, item: str, values: Mapping[str, Any], records: Mapping[str, Any] | None
+) -> None:
+    """``CheckpointError`` unless an item read from ``step_dir`` matches its checksums."""
+    from pipekit_train.jax import _checksum_item
+
+    if records is None:
+        return
+    try:
+        _checksum_item.verify_item(item, values, records)
+    except ChecksumMismatch as e:
+        raise CheckpointError(
+            f"checkpoint step folder {str(step_dir)!r}: checksum mismatch: {e}"
         ) from None
-    return meta
 
 
 def _read_numpy_item(item_dir: Path) -> dict[str, Any]:
@@ -605,46 +525,8 @@ def _check_structure(
         )
         raise CheckpointError(
             f"Checkpoint step {step} holds a different model/optimiser structure than this run:\n"
-            f"{shown}\n{_STRUCTURE_HINT}"
+            f"{shown}\n{STRUCTURE_HINT}"
         )
-
-
-_STRUCTURE_HINT = (
-    'Start fresh with backend_options={"resume": "never"} (old checkpoints are moved aside) '
-    "or use a new checkpoint_dir."
-)
-
-
-def inspect_checkpoints(directory: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """One dict per step directory (plus quarantined ones) for ``pipekit-train inspect``.
-
-    Keys: ``step``, ``path``, ``valid`` (meta, state metadata and data state all
-    readable), ``error`` (why not), ``meta`` (``None`` if unreadable; holds the
-    fingerprint and metrics) and ``size_bytes``. Reads only; writes nothing.
-    """
-    root = Path(directory).expanduser().absolute()
-    if not root.is_dir():
-        raise CheckpointError(f"checkpoint_dir {str(root)!r} does not exist or is not a directory.")
-    rows: list[dict[str, Any]] = []
-    candidates = [p for p in root.iterdir() if p.is_dir() and p.name.split(".", 1)[0].isdigit()]
-    for p in sorted(candidates, key=lambda p: (int(p.name.split(".", 1)[0]), p.name)):
-        row: dict[str, Any] = {
-            "step": int(p.name.split(".", 1)[0]),
-            "path": str(p),
-            "valid": False,
-            "error": None,
-            "meta": None,
-            "size_bytes": _dir_size(p),
-        }
-        if not _is_step_dir(p):
-            row["error"] = (
-                "incomplete (unfinalised)" if ".orbax-checkpoint-tmp" in p.name else "quarantined"
-            )
-        else:
-            row["meta"], row["error"] = _inspect_step(p)
-            row["valid"] = row["error"] is None
-        rows.append(row)
-    return rows
 
 
 def read_state(step_dir: str | os.PathLike[str]) -> dict[str, Any]:
@@ -653,52 +535,18 @@ def read_state(step_dir: str | os.PathLike[str]) -> dict[str, Any]:
     Names are the leaves' dotted key paths (``"00003"`` for a program's flat carry,
     ``"params.w"`` for a nested state), packed leaves unpacked; PRNG keys come back as
     their raw key data. For tests, debugging and tools that have no model to restore
-    into; a run resumes through :meth:`Checkpointer.restore`.
+    into; a run resumes through :meth:`Checkpointer.restore`. The arrays are checked
+    against the step's checksums first (``CheckpointError`` naming the array if not).
     """
     import numpy as np
     import orbax.checkpoint as ocp
 
     step_dir = Path(step_dir)
-    meta = _step_meta(step_dir)
+    meta, records = _step_meta(step_dir)
     item = _read_numpy_item(step_dir / "state")
+    if meta.get("layout") is not None:
+        _verify_read(step_dir, "state", item, records)
     layout = meta.get("layout")
     if layout is None:
         return {".".join(k): np.asarray(v) for k, v in ocp.tree.to_flat_dict(item).items()}
     return unpack_by_path(item, layout)
-
-
-def _inspect_step(step_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
-    import logging
-
-    import orbax.checkpoint as ocp
-
-    # Orbax logs absl WARNINGs about files a reader does not need (e.g. a missing
-    # _CHECKPOINT_METADATA in an item folder); inspect is read-only, so keep them quiet.
-    absl_logger = logging.getLogger("absl")
-    absl_level = absl_logger.level
-    absl_logger.setLevel(logging.ERROR)
-    try:
-        return _read_step(step_dir, ocp)
-    finally:
-        absl_logger.setLevel(absl_level)
-
-
-def _read_step(step_dir: Path, ocp: Any) -> tuple[dict[str, Any] | None, str | None]:
-    """``(meta, error)`` of one finalised step folder; ``error`` is ``None`` if all reads."""
-    meta: dict[str, Any] | None = None
-    try:
-        meta = json.loads((step_dir / "meta" / "metadata").read_text())
-    except Exception as e:
-        return None, f"meta unreadable: {type(e).__name__}: {e}"
-    try:
-        with ocp.PyTreeCheckpointer() as ckptr:
-            if ckptr.metadata(step_dir / "state") is None:
-                raise ValueError("no state metadata")
-    except Exception as e:
-        return meta, f"state unreadable: {type(e).__name__}: {e}"
-    for f in sorted((step_dir / "data").glob("process_*.json")):
-        try:
-            json.loads(f.read_text())
-        except Exception as e:
-            return meta, f"data state unreadable: {type(e).__name__}: {e}"
-    return meta, None

@@ -10,7 +10,6 @@ check from a trained ``NumpyroPredictiveOp`` and observed data.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -43,24 +42,20 @@ def _az() -> Any:
     return az
 
 
-def _trace_steps(folder: Path) -> list[Path]:
-    if not folder.is_dir():
-        return []
-    return [
-        p for p in folder.iterdir() if p.is_dir() and p.name.isdigit() and (p / "trace").is_dir()
-    ]
-
-
 def _newest_trace_step(run_dir: Path) -> Path | None:
     """The newest step folder holding a trace, in ``run_dir`` (a checkpoint_dir) or in one of
-    its sub-folders (a run folder whose checkpoint_dir is ``run_dir/checkpoints``, say)."""
-    steps = _trace_steps(run_dir)
-    if not steps and run_dir.is_dir():
-        for sub in sorted(p for p in run_dir.iterdir() if p.is_dir()):
-            steps = _trace_steps(sub)
-            if steps:
-                break
-    return max(steps, key=lambda p: int(p.name)) if steps else None
+    its sub-folders (a run folder whose checkpoint_dir is ``run_dir/checkpoints``, say).
+
+    Found through core's checkpoint store (the kind told from the folder's files); only
+    Orbax stores hold a trace, so a Lightning or Keras folder has none and is skipped.
+    """
+    from pipekit_train.engine import find_checkpoint_files
+
+    files = find_checkpoint_files(run_dir)
+    if files is None or files.kind != "orbax":
+        return None
+    steps = [s for s in files.steps() if (files.directory / str(s) / "trace").is_dir()]
+    return files.directory / str(steps[-1]) if steps else None
 
 
 def _run_name(run_dir: Path) -> str:
@@ -70,10 +65,17 @@ def _run_name(run_dir: Path) -> str:
 
 
 def _read_trace(step_dir: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    from pipekit_train.engine import StepUnreadable, open_checkpoint_files
+    from pipekit_train.errors import CheckpointError
     from pipekit_train.jax.checkpoint import read_trace
 
-    meta = json.loads((step_dir / "meta" / "metadata").read_text())
-    trace = read_trace(step_dir) or {}
+    files = open_checkpoint_files(step_dir.parent)
+    assert files is not None
+    try:
+        meta = files.read_meta(int(step_dir.name))
+    except StepUnreadable as e:
+        raise CheckpointError(f"checkpoint step folder {str(step_dir)!r}: {e}") from None
+    trace = read_trace(step_dir) or {}  # checked against the step's checksums
     return {k: np.asarray(v) for k, v in trace.items()}, meta
 
 

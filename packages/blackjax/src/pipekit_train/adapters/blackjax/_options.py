@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipekit_train.adapters.bayes import SAMPLER_ALIASES, resolve_aliases
+from pipekit_train.engine import RESUME_MODES
 from pipekit_train.errors import ConfigError, closest
 
 __all__ = [
@@ -165,8 +166,8 @@ def _check_value(name: str, value: Any) -> Any:
         raise _bad(name, "'particles' (the particles' variance) or 'identity'", value)
     elif name == "warm_start" and value not in ("none", "pathfinder"):
         raise _bad(name, "'none' or 'pathfinder'", value)
-    elif name == "resume" and value not in ("auto", "never", "force"):
-        raise _bad(name, "one of auto, never, force", value)
+    elif name == "resume" and value not in RESUME_MODES:
+        raise _bad(name, "one of " + ", ".join(RESUME_MODES), value)
     elif name == "init_jitter":
         if not number or value < 0:
             raise _bad(name, "a number >= 0 (0: every chain exactly at init_values)", value)

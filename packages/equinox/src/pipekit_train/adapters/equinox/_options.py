@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from pipekit_train.engine import parse_resume
 from pipekit_train.errors import ConfigError, closest
 
 DEFAULT_STEPS_PER_CALL = 50
@@ -54,11 +55,7 @@ def parse_options(options: dict[str, Any]) -> EquinoxOptions:
                 f"backend_options.{name} must be an integer >= {minimum}, got {value!r}",
                 field=f"backend_options.{name}",
             )
-    if out.resume not in ("auto", "never", "force"):
-        raise ConfigError(
-            f"backend_options.resume must be 'auto', 'never' or 'force', got {out.resume!r}",
-            field="backend_options.resume",
-        )
+    parse_resume(out.resume)
     cache = out.compilation_cache
     if cache is not None and not isinstance(cache, (str, os.PathLike)):
         raise ConfigError(

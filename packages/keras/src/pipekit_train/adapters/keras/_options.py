@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pipekit_train.engine import parse_resume
 from pipekit_train.errors import ConfigError, closest
 
 __all__ = ["KerasOptions", "parse_options", "KNOWN_OPTIONS"]
@@ -53,11 +54,7 @@ def parse_options(options: Mapping[str, Any]) -> KerasOptions:
             field="backend_options.steps_per_execution",
         )
     resume = options.get("resume", "auto")
-    if resume not in ("auto", "never", "force"):
-        raise ConfigError(
-            f"backend_options.resume must be 'auto', 'never' or 'force', got {resume!r}",
-            field="backend_options.resume",
-        )
+    parse_resume(resume)
     for flag in ("async_checkpointing", "data_parallel"):
         if flag in options and not isinstance(options[flag], bool):
             raise ConfigError(

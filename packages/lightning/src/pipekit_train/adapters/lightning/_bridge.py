@@ -38,7 +38,7 @@ from pipekit_train.carry import TrainerCarryState
 from pipekit_train.engine import CallbackRunner, EventSite, Schedule, host_event, record_window
 from pipekit_train.errors import ConfigError
 
-from ._checkpoint import CheckpointStore, Saved
+from ._checkpoint import Saved, TorchFileStore
 from ._ema import WeightEMA
 from ._own import LogRecorder
 
@@ -82,7 +82,7 @@ class Bridge(pl.Callback):
         net: torch.nn.Module,
         start: int,
         saved: Saved | None,
-        store: CheckpointStore | None,
+        store: TorchFileStore | None,
         fingerprint: dict[str, Any],
         evaluate: Callable[[torch.nn.Module], dict[str, float]] | None,
         lr_at: Callable[[int], float],
@@ -336,11 +336,15 @@ class Bridge(pl.Callback):
         if trainer.is_global_zero:
             self.store.save(
                 step,
-                {k: v.detach().cpu() for k, v in self.net.state_dict().items()},
-                pack_states([_to_cpu(o.state_dict()) for o in trainer.optimizers]),
-                pack_states([c.scheduler.state_dict() for c in trainer.lr_scheduler_configs]),
+                {
+                    "module": {k: v.detach().cpu() for k, v in self.net.state_dict().items()},
+                    "optimizer": pack_states([_to_cpu(o.state_dict()) for o in trainer.optimizers]),
+                    "scheduler": pack_states(
+                        [c.scheduler.state_dict() for c in trainer.lr_scheduler_configs]
+                    ),
+                    "ema": self.ema.state_dict() if self.ema is not None else None,
+                },
                 meta,
-                ema=self.ema.state_dict() if self.ema is not None else None,
             )
         self.last_checkpoint = step
 

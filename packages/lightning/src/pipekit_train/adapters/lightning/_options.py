@@ -15,11 +15,11 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipekit_train.engine import parse_resume
 from pipekit_train.errors import ConfigError, closest
 
 __all__ = ["Options", "parse_options"]
 
-_RESUME = ("auto", "force", "never")
 
 #: Trainer arguments pipekit derives from the loop; the value is the field to use instead.
 _OWNED: dict[str, str] = {
@@ -65,13 +65,7 @@ def parse_options(options: dict[str, Any]) -> Options:
     out = Options()
     rest = dict(options)
     resume = rest.pop("resume", "auto")
-    if resume not in _RESUME:
-        raise ConfigError(
-            f"backend_options.resume must be one of {', '.join(map(repr, _RESUME))}, got "
-            f"{resume!r}",
-            field="backend_options.resume",
-        )
-    out.resume = resume
+    out.resume = parse_resume(resume)
     workers = rest.pop("num_workers", 0)
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
         raise ConfigError(

@@ -22,14 +22,14 @@ import torch
 import lightning.pytorch as pl
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 from pipekit_train._signals import StopSignals
-from pipekit_train.engine import RunOutcome, backend_info
+from pipekit_train.engine import STRUCTURE_HINT, RunOutcome, backend_info, resume_from_store
 from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.loop import non_default_features
 from pipekit_train.registry import distribution_versions
 
 from ._bridge import Bridge
-from ._checkpoint import CheckpointStore, Saved
+from ._checkpoint import Saved, TorchFileStore
 from ._datamodule import StepDataModule
 from ._ema import WeightEMA
 from ._features import apply_loop_features
@@ -65,8 +65,7 @@ def _restore_module(net: torch.nn.Module, saved: Saved) -> None:
     except RuntimeError as exc:
         raise CheckpointError(
             f"the checkpoint {saved.path} holds another model's weights and cannot be loaded "
-            f"into model_op ({exc}); use a new checkpoint_dir or "
-            f'backend_options={{"resume": "never"}}'
+            f"into model_op ({exc}). {STRUCTURE_HINT}"
         ) from exc
 
 
@@ -147,12 +146,12 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
     )
 
     fp = fingerprint(loop, net, n, accumulate)
-    store: CheckpointStore | None = None
+    store: TorchFileStore | None = None
     saved: Saved | None = None
     if loop.checkpoint_dir is not None:
         ckpt = loop.checkpoint_callback
-        store = CheckpointStore(loop.checkpoint_dir, ckpt.keep_last if ckpt is not None else None)
-        saved = store.resume(fp, options.resume)
+        store = TorchFileStore(loop.checkpoint_dir, ckpt.keep_last if ckpt is not None else None)
+        saved = resume_from_store(store, None, mode=options.resume, fingerprint=fp)
         if saved is not None:
             _restore_module(net, saved)
     start = saved.step if saved is not None else 0

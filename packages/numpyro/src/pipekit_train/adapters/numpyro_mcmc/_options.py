@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipekit_train.adapters.bayes import SAMPLER_ALIASES, resolve_aliases
+from pipekit_train.engine import RESUME_MODES
 from pipekit_train.errors import ConfigError, closest
 
 from ._user_kernel import is_user_kernel
@@ -208,7 +209,7 @@ def parse_options(raw: dict[str, Any] | None) -> McmcOptions:
         init_strategy=_choice(raw, "init_strategy", "uniform", INIT_STRATEGIES),
         init_values=dict(init_values),
         x64=_bool(raw, "x64", True),
-        resume=_choice(raw, "resume", "auto", ("auto", "never", "force")),
+        resume=_choice(raw, "resume", "auto", RESUME_MODES),
         steps_per_call=int(_int(raw, "steps_per_call", 100, 1) or 100),
         compilation_cache=raw.get("compilation_cache"),
         kernel_object=kernel_object,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pipekit_train.engine import parse_resume
 from pipekit_train.errors import ConfigError, closest
 
 __all__ = ["SviOptions", "parse_options"]
@@ -63,11 +64,7 @@ def parse_options(options: dict[str, Any] | None) -> SviOptions:
             raise ConfigError(
                 f"backend_options.{name} must be true or false", field=f"backend_options.{name}"
             )
-    if out.resume not in ("auto", "never", "force"):
-        raise ConfigError(
-            f"backend_options.resume must be 'auto', 'never' or 'force', got {out.resume!r}",
-            field="backend_options.resume",
-        )
+    parse_resume(out.resume)
     value = out.optimizer_id
     if value is not None and (not isinstance(value, str) or not value.strip()):
         raise ConfigError(
