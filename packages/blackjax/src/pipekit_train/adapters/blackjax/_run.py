@@ -178,7 +178,7 @@ def _run(
     sites = check_target(task, options.sampler, x, y, loop.batch_size, options.init_values, extras)
     data = None
     if sg:
-        from pipekit_train.jax.data import BatchIterator, BatchSource
+        from pipekit_train.engine import BatchIterator, BatchSource
 
         rows = {"x": x, **extras} if y is None else {"x": x, "y": y, **extras}
         data = BatchIterator(BatchSource(rows, loop.batch_size, loop.seed, shuffle=options.shuffle))

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 import lightning.pytorch as pl
+from pipekit_train.engine import check_labels, output_width
 from pipekit_train.errors import ConfigError, DataError
 
 from ._data import Arrays, StepBatches, eval_batches, normalize_dataset
@@ -126,7 +127,7 @@ def data_and_evaluate(
         train = normalize_dataset(records.dataset, records.field)
         records = None
     elif records is not None:
-        train = {"_row": np.arange(len(records))}
+        train = {"x": np.arange(len(records))}  # row numbers: the order over the records
     else:
         train = normalize_dataset(ds, "TrainingLoop.dataset")
     n = int(next(iter(train.values())).shape[0])
@@ -139,11 +140,16 @@ def data_and_evaluate(
     elif val_loader is None and vds is not None:
         val = normalize_dataset(vds, "TrainingLoop.val_dataset")
     if loss_fn is not None:
-        _check_batch(net, loss_fn, first, "TrainingLoop.dataset")
+        # The one forward on a real batch (no gradients) that checks the data fits also
+        # gives the head's width for the label checks: no meta-device pass, no guess
+        # from the module's last Linear (which a custom forward may not end with).
+        width = _check_batch(net, loss_fn, first, "TrainingLoop.dataset")
+        check_labels(train.get("y"), width, loop.loss, field="TrainingLoop.dataset")
         if val is not None:
-            _check_batch(
+            val_width = _check_batch(
                 net, loss_fn, next(eval_batches(val, loop.batch_size)), "TrainingLoop.val_dataset"
             )
+            check_labels(val.get("y"), val_width, loop.loss, field="TrainingLoop.val_dataset")
     evaluate = None
     if recorder is not None and (val is not None or val_loader is not None):
         batches = (
@@ -164,8 +170,11 @@ def _describe(batch: dict[str, torch.Tensor]) -> str:
 
 def _check_batch(
     net: torch.nn.Module, loss_fn: Any, batch: dict[str, torch.Tensor], field: str
-) -> None:
-    """Run the model and the loss on one batch (no gradients) so a misfit fails before ``fit``."""
+) -> int | None:
+    """Run the model and the loss on one batch (no gradients) so a misfit fails before ``fit``.
+
+    Returns the width of the model's output (its last axis), for the label checks.
+    """
     if "y" not in batch:
         raise DataError(f"{field} has no 'y' field (it has {sorted(batch)}); name the targets 'y'")
     was_training = net.training
@@ -196,3 +205,4 @@ def _check_batch(
             f"{getattr(loss, 'shape', type(loss).__name__)}; reduce it (e.g. with .mean())",
             field="loss",
         )
+    return output_width(pred.shape) if isinstance(pred, torch.Tensor) else None

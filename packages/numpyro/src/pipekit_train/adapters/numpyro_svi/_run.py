@@ -70,8 +70,9 @@ def _run(
     from numpyro.infer import SVI, Predictive, Trace_ELBO
     from numpyro.optim import optax_to_numpyro
 
+    from pipekit_train.engine import BatchSource
     from pipekit_train.jax._own_optax import own_optimizer
-    from pipekit_train.jax.data import BatchIterator, BatchSource
+    from pipekit_train.jax.data import GrainBatchIterator
     from pipekit_train.jax.optim import resolve_optimizer
     from pipekit_train.jax.structure import tree_structure_digest
 
@@ -163,7 +164,7 @@ def _run(
         loop,
         program,
         program.initial_carry,
-        data=BatchIterator(source, worker_count=options.worker_count),
+        data=GrainBatchIterator(source, worker_count=options.worker_count),
         checkpointer=checkpointer,
         steps_per_call=options.steps_per_call,
         fingerprint=checkpointer.fingerprint if checkpointer is not None else fp,
