@@ -143,13 +143,14 @@ def data_and_evaluate(
         # The one forward on a real batch (no gradients) that checks the data fits also
         # gives the head's width for the label checks: no meta-device pass, no guess
         # from the module's last Linear (which a custom forward may not end with).
-        width = _check_batch(net, loss_fn, first, "TrainingLoop.dataset")
-        check_labels(train.get("y"), width, loop.loss, field="TrainingLoop.dataset")
+        # The labels are checked between that forward and the loss, so a label out of
+        # range anywhere in the data is reported as such, not as torch's IndexError.
+        _check_batch(net, loss_fn, first, "TrainingLoop.dataset", loop.loss, train.get("y"))
         if val is not None:
-            val_width = _check_batch(
-                net, loss_fn, next(eval_batches(val, loop.batch_size)), "TrainingLoop.val_dataset"
+            val_first = next(eval_batches(val, loop.batch_size))
+            _check_batch(
+                net, loss_fn, val_first, "TrainingLoop.val_dataset", loop.loss, val.get("y")
             )
-            check_labels(val.get("y"), val_width, loop.loss, field="TrainingLoop.val_dataset")
     evaluate = None
     if recorder is not None and (val is not None or val_loader is not None):
         batches = (
@@ -169,11 +170,18 @@ def _describe(batch: dict[str, torch.Tensor]) -> str:
 
 
 def _check_batch(
-    net: torch.nn.Module, loss_fn: Any, batch: dict[str, torch.Tensor], field: str
-) -> int | None:
+    net: torch.nn.Module,
+    loss_fn: Any,
+    batch: dict[str, torch.Tensor],
+    field: str,
+    loss: Any,
+    labels: Any,
+) -> None:
     """Run the model and the loss on one batch (no gradients) so a misfit fails before ``fit``.
 
-    Returns the width of the model's output (its last axis), for the label checks.
+    Between the two, ``labels`` (the dataset's whole label column) are checked against
+    the width of the output (``pipekit_train.engine.check_labels`` for the loss name
+    ``loss``).
     """
     if "y" not in batch:
         raise DataError(f"{field} has no 'y' field (it has {sorted(batch)}); name the targets 'y'")
@@ -188,8 +196,10 @@ def _check_batch(
                     f"{_describe(batch)} failed with {type(exc).__name__}: {exc}. Give inputs "
                     f"of the shape and dtype the model takes"
                 ) from exc
+            if isinstance(pred, torch.Tensor):
+                check_labels(labels, output_width(pred.shape), loss, field=field)
             try:
-                loss = loss_fn(pred, batch["y"])
+                value = loss_fn(pred, batch["y"])
             except Exception as exc:
                 raise DataError(
                     f"{field}: the loss fails on the model's output {list(pred.shape)} and the "
@@ -199,10 +209,9 @@ def _check_batch(
                 ) from exc
     finally:
         net.train(was_training)
-    if not isinstance(loss, torch.Tensor) or loss.ndim != 0:
+    if not isinstance(value, torch.Tensor) or value.ndim != 0:
         raise ConfigError(
             f"TrainingLoop.loss must return a scalar tensor; it returns "
-            f"{getattr(loss, 'shape', type(loss).__name__)}; reduce it (e.g. with .mean())",
+            f"{getattr(value, 'shape', type(value).__name__)}; reduce it (e.g. with .mean())",
             field="loss",
         )
-    return output_width(pred.shape) if isinstance(pred, torch.Tensor) else None
