@@ -193,7 +193,7 @@ class RecordSource:
             else:
                 columns["x"].append(record[0])
                 columns["y"].append(record[1])
-        out: dict[str, np.ndarray] = {}
+        out: dict[str, Any] = {}
         for k, vs in columns.items():
             try:
                 out[k] = np.stack([np.asarray(v) for v in vs])
