@@ -1,4 +1,4 @@
-"""``check_labels``: integer labels in range, a head wide enough, soft labels only where declared."""
+"""``check_labels``: labels in range, a head wide enough, soft labels only where declared."""
 
 from __future__ import annotations
 
