@@ -146,7 +146,10 @@ class RecordSource:
 
     Records are fetched one by one and stacked, so this is slower than a dict of
     arrays; it exists so that lazily-loaded datasets need not fit in memory. Each
-    gathered batch is checked like a dict of arrays (dtype, shape, finiteness).
+    gathered batch is checked for shape and dtype (cheap, and what would otherwise fail
+    inside the library); NaN/inf is checked only where the whole source is read at once
+    (:func:`materialize`): a check per training batch would stop a run mid-way with a
+    ``DataError`` where ``TerminateOnNaN`` is the tool the user chose.
     """
 
     def __init__(self, obj: Any, field: str) -> None:
@@ -204,7 +207,6 @@ class RecordSource:
                     "same per-example shape."
                 ) from None
             _check_dtype(out[k], self._field, k)
-            _check_finite(out[k], self._field, k, rows=indices)
         return out
 
 
@@ -216,8 +218,8 @@ def normalize_dataset(dataset: Any, field: str) -> Dataset:
 
     ``field`` is the user-facing name used in error messages
     (e.g. ``"TrainingLoop.dataset"``). A dict of arrays comes back checked (numeric,
-    not ragged, equal lengths, finite); a :class:`RecordSource` checks each batch it
-    gathers.
+    not ragged, equal lengths, finite); a :class:`RecordSource` checks the shape and
+    dtype of each batch it gathers (and :func:`materialize` its NaN/inf).
     """
     np = _numpy()
     if isinstance(dataset, RecordSource):
@@ -315,5 +317,9 @@ def materialize(dataset: Any, field: str) -> dict[str, np.ndarray]:
     """
     data = normalize_dataset(dataset, field)
     if isinstance(data, RecordSource):
-        return data.gather(_numpy().arange(len(data)))
+        indices = _numpy().arange(len(data))
+        arrays = data.gather(indices)
+        for key, a in arrays.items():
+            _check_finite(a, field, key, rows=indices)
+        return arrays
     return data
