@@ -413,7 +413,7 @@ def _program(data: dict[str, np.ndarray]) -> tuple[Any, Any, Any]:
     from pipekit_train.adapters.equinox._program import EquinoxProgram
     from pipekit_train.adapters.equinox._state import TrainState
     from pipekit_train.adapters.equinox._task import SupervisedTask
-    from pipekit_train.jax.data import BatchIterator, BatchSource
+    from pipekit_train.engine import BatchIterator, BatchSource
     from pipekit_train.jax.losses import resolve_loss
     from pipekit_train.jax.optim import resolve_optimizer
 

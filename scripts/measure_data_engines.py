@@ -20,7 +20,8 @@ import grain
 import numpy as np
 from sklearn.datasets import load_digits
 
-from pipekit_train.jax.data import BatchIterator, BatchSource
+from pipekit_train.engine import BatchIterator, BatchSource
+from pipekit_train.jax.data import GrainBatchIterator
 
 
 def _digits() -> dict[str, np.ndarray]:
@@ -100,7 +101,7 @@ def workers(counts: list[int], n: int = 3000) -> None:
     src = BatchSource(_digits(), 128, seed=0)
     for w in counts:
         t = time.perf_counter()
-        it = BatchIterator(src, worker_count=w)
+        it = GrainBatchIterator(src, worker_count=w)
         it.next_batch()
         first = time.perf_counter() - t
         m = _rate(it, n)

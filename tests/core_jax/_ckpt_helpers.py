@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import pipekit_train.errors
-from pipekit_train.jax.data import BatchIterator, BatchSource
+from pipekit_train.engine import BatchIterator, BatchSource
 
 # The folder holding the ``pipekit_train`` under test (src/ or site-packages), for subprocesses.
 PACKAGE_ROOT = str(Path(pipekit_train.errors.__file__).resolve().parents[1])

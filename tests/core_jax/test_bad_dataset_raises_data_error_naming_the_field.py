@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pipekit_train.engine import BatchSource, normalize_dataset
 from pipekit_train.errors import ConfigError, DataError
-from pipekit_train.jax.data import BatchSource, normalize_dataset
 
 F = "TrainingLoop.dataset"
 

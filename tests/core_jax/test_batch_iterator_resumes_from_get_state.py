@@ -7,8 +7,8 @@ import json
 import pytest
 from _data_helpers import assert_batches_equal, toy_data
 
+from pipekit_train.engine import BatchIterator, BatchSource
 from pipekit_train.errors import CheckpointError
-from pipekit_train.jax.data import BatchIterator, BatchSource
 
 
 def test_resume_reproduces_the_following_batches():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from _data_helpers import assert_batches_equal, toy_data
 
-from pipekit_train.jax.data import BatchSource
+from pipekit_train.engine import BatchSource
 
 
 def test_same_seed_same_batches_and_the_documented_formula():

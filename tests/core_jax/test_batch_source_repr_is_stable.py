@@ -6,7 +6,7 @@ import pickle
 
 from _data_helpers import assert_batches_equal, toy_data
 
-from pipekit_train.jax.data import BatchSource
+from pipekit_train.engine import BatchSource
 
 
 def test_repr_equal_across_constructions_and_free_of_addresses():

@@ -7,8 +7,8 @@ import json
 import numpy as np
 from _ckpt_helpers import FINGERPRINT, assert_state_equal, data_iterator, make_state, template
 
+from pipekit_train.engine import BatchIterator
 from pipekit_train.jax.checkpoint import Checkpointer
-from pipekit_train.jax.data import BatchIterator
 
 
 def test_roundtrip(tmp_path):

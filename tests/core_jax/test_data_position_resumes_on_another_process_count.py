@@ -14,8 +14,8 @@ import json
 import numpy as np
 from _ckpt_helpers import FINGERPRINT, make_state, template
 
+from pipekit_train.engine import BatchIterator, BatchSource
 from pipekit_train.jax.checkpoint import Checkpointer
-from pipekit_train.jax.data import BatchIterator, BatchSource
 
 
 def _data(process_index: int = 0, process_count: int = 1) -> BatchIterator:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from _data_helpers import toy_data
 
-from pipekit_train.jax.data import BatchIterator, BatchSource
+from pipekit_train.engine import BatchIterator, BatchSource
 
 
 @pytest.mark.parametrize("n,b", [(103, 10), (100, 10), (7, 7), (64, 1)])

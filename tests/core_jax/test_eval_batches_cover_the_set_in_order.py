@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from _data_helpers import toy_data
 
-from pipekit_train.jax.data import eval_batches
+from pipekit_train.engine import eval_batches
 
 
 def test_full_batches_then_one_partial():

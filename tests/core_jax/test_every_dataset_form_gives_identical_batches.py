@@ -6,7 +6,7 @@ import grain
 import numpy as np
 from _data_helpers import toy_data
 
-from pipekit_train.jax.data import BatchIterator, BatchSource, RecordSource, normalize_dataset
+from pipekit_train.engine import BatchIterator, BatchSource, RecordSource, normalize_dataset
 
 
 class DictRecords:

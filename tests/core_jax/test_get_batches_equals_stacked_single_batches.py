@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipekit_train.jax.data import BatchSource
+from pipekit_train.engine import BatchSource
 
 N, B = 50, 8  # 6 batches an epoch, 2 rows dropped
 

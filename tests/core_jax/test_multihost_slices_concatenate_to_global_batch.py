@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from _data_helpers import toy_data
 
-from pipekit_train.jax.data import BatchIterator, BatchSource
+from pipekit_train.engine import BatchIterator, BatchSource
 
 
 @pytest.mark.parametrize("processes", [2, 4])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from _data_helpers import toy_data
 
-from pipekit_train.jax.data import BatchIterator, BatchSource
+from pipekit_train.engine import BatchIterator, BatchSource
 
 
 def test_chunk_equals_consecutive_batches():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pipekit_train import DataError
-from pipekit_train.jax.data import normalize_dataset
+from pipekit_train.engine import normalize_dataset
 
 
 def _data(n: int = 20) -> dict[str, np.ndarray]:

@@ -12,7 +12,7 @@ import jax
 import numpy as np
 from _data_helpers import assert_batches_equal, toy_data
 
-from pipekit_train.jax.data import BatchIterator, BatchSource
+from pipekit_train.engine import BatchIterator, BatchSource
 
 
 def _iterator() -> BatchIterator:

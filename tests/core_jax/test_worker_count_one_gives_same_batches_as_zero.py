@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from _data_helpers import assert_batches_equal, toy_data
 
-from pipekit_train.jax.data import BatchIterator, BatchSource
+from pipekit_train.engine import BatchIterator, BatchSource
+from pipekit_train.jax.data import GrainBatchIterator
 
 
 def test_worker_process_matches_in_process_reading():
     src = BatchSource(toy_data(103), 10, seed=6)
-    inproc = BatchIterator(src, worker_count=0)
-    worker = BatchIterator(src, worker_count=1)
+    inproc = GrainBatchIterator(src, worker_count=0)
+    worker = GrainBatchIterator(src, worker_count=1)
     try:
         for _ in range(23):
             assert_batches_equal(worker.next_batch(), inproc.next_batch())

@@ -133,7 +133,7 @@ class Records:
 def test_terminate_on_nan_names_the_first_bad_step_and_writes_no_checkpoint(
     tmp_path: Path,
 ) -> None:
-    from pipekit_train.jax.data import BatchSource
+    from pipekit_train.engine import BatchSource
 
     data = digits(400)
     order = BatchSource(data, 32, 0)

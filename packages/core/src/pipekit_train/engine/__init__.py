@@ -8,10 +8,26 @@ at the steps a :class:`Schedule` names. Callbacks and writers run through one
 :func:`backend_info` (one schema, ``docs/run-report.md``). Checkpoints: every store
 (Orbax folders, Lightning's torch files) implements :class:`CheckpointStore`, and
 :func:`resume_from_store` is the one resume policy over them;
-:func:`inspect_checkpoints` and :func:`read_state` read any backend's folder. Pure
-Python: nothing here imports an array library.
+:func:`inspect_checkpoints` and :func:`read_state` read any backend's folder. The data
+layer (every accepted dataset form normalised and checked, the deterministic
+per-step order, the label checks) is here too, for every backend; it imports numpy
+only inside its functions. Pure Python at import: nothing here imports an array
+library.
 """
 
+from ._data_forms import ACCEPTED_FORMS as ACCEPTED_FORMS
+from ._data_forms import Dataset as Dataset
+from ._data_forms import RecordSource as RecordSource
+from ._data_forms import dataset_rows as dataset_rows
+from ._data_forms import describe_dataset as describe_dataset
+from ._data_forms import gather_rows as gather_rows
+from ._data_forms import materialize as materialize
+from ._data_forms import normalize_dataset as normalize_dataset
+from ._data_labels import check_labels as check_labels
+from ._data_labels import output_width as output_width
+from ._data_order import BatchIterator as BatchIterator
+from ._data_order import BatchSource as BatchSource
+from ._data_order import eval_batches as eval_batches
 from ._driver import DriverResult as DriverResult
 from ._driver import run_driver as run_driver
 from ._events import EventOutcome as EventOutcome
@@ -47,6 +63,19 @@ from ._store import StepFiles as StepFiles
 from ._store import StepUnreadable as StepUnreadable
 
 __all__ = [
+    "ACCEPTED_FORMS",
+    "BatchIterator",
+    "BatchSource",
+    "Dataset",
+    "RecordSource",
+    "check_labels",
+    "dataset_rows",
+    "describe_dataset",
+    "eval_batches",
+    "gather_rows",
+    "materialize",
+    "normalize_dataset",
+    "output_width",
     "BatchStream",
     "CallbackRunner",
     "DriverResult",

@@ -7,8 +7,9 @@ from its submodule on first access:
   (``.optim``) — ``optimizer_config`` → optax;
 - ``resolve_loss``, ``is_classification`` (``.losses``) —
   the JAX implementations of the loss names;
-- ``BatchSource``, ``BatchIterator``, ``normalize_dataset``, ``eval_batches``
-  (``.data``) — the deterministic, checkpointable batch source;
+- ``GrainBatchIterator`` (``.data``) — the engine's batch order read by Grain worker
+  processes (the order itself, ``BatchSource`` / ``BatchIterator``, and the dataset
+  forms are backend-neutral: :mod:`pipekit_train.engine`);
 - ``Checkpointer``, ``inspect_checkpoints`` (``.checkpoint``) — the Orbax glue;
 - ``build_program``, ``Program``, ``Phase`` (``.program``) — a backend's pure
   step → the driver's fused, donated, key-folded compiled calls;
@@ -31,10 +32,7 @@ _LAZY: dict[str, str] = {
     "validate_optimizer_config": "optim",
     "resolve_loss": "losses",
     "is_classification": "losses",
-    "BatchSource": "data",
-    "BatchIterator": "data",
-    "normalize_dataset": "data",
-    "eval_batches": "data",
+    "GrainBatchIterator": "data",
     "Checkpointer": "checkpoint",
     "inspect_checkpoints": "checkpoint",
     "enable_compilation_cache": "compile_cache",

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from pipekit_train.engine import materialize
 from pipekit_train.errors import DataError
-from pipekit_train.jax.data import RecordSource, normalize_dataset
 
 __all__ = ["full_data", "model_data", "check_finite"]
 
@@ -28,17 +28,13 @@ def check_finite(arrays: dict[str, np.ndarray], field: str) -> None:
 
 
 def _arrays(dataset: Any, field: str) -> dict[str, np.ndarray]:
+    """Core's normalisation and checks (forms, dtype, lengths, finiteness), read in full."""
     from pipekit_train.jax._stream import refuse_stream
 
     # A backend that materialises the data cannot read a stream; the minibatch paths
     # (numpyro-svi, blackjax sgld / sghmc) take theirs before coming here.
     refuse_stream(dataset, field, "this backend (it materialises the data)")
-    data = normalize_dataset(dataset, field)
-    if isinstance(data, RecordSource):
-        data = data.gather(np.arange(len(data)))
-    arrays = {k: np.asarray(v) for k, v in data.items()}
-    check_finite(arrays, field)
-    return arrays
+    return dict(materialize(dataset, field))
 
 
 def full_data(dataset: Any, field: str) -> tuple[np.ndarray, np.ndarray | None]:

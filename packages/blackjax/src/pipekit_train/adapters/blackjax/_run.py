@@ -222,7 +222,7 @@ def _run(
     if streamed is not None:
         data = streamed.iterator
     elif sg:
-        from pipekit_train.jax.data import BatchIterator, BatchSource
+        from pipekit_train.engine import BatchIterator, BatchSource
 
         rows = {"x": x, **extras} if y is None else {"x": x, "y": y, **extras}
         data = BatchIterator(BatchSource(rows, loop.batch_size, loop.seed, shuffle=options.shuffle))

@@ -18,7 +18,7 @@ import jax
 import numpy as np
 import optax
 
-from pipekit_train.jax.data import eval_batches
+from pipekit_train.engine import eval_batches
 from pipekit_train.jax.precision import cast_floating, compute_dtype
 from pipekit_train.jax.program import Program
 

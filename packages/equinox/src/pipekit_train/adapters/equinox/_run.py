@@ -9,19 +9,21 @@ import equinox as eqx
 import jax
 import numpy as np
 
-from pipekit_train.engine import run_driver
+from pipekit_train.engine import (
+    BatchSource,
+    RecordSource,
+    check_labels,
+    eval_batches,
+    normalize_dataset,
+    output_width,
+    run_driver,
+)
 from pipekit_train.errors import ConfigError, DataError, PipekitError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax._own_optax import own_optimizer
 from pipekit_train.jax._stream import StreamIterator, as_stream, refuse_stream_options
 from pipekit_train.jax.compile_cache import use_compilation_cache
-from pipekit_train.jax.data import (
-    BatchIterator,
-    BatchSource,
-    RecordSource,
-    eval_batches,
-    normalize_dataset,
-)
+from pipekit_train.jax.data import GrainBatchIterator
 from pipekit_train.jax.losses import resolve_loss
 from pipekit_train.jax.optim import resolve_optimizer, with_accumulation
 from pipekit_train.jax.precision import storage_tree
@@ -36,7 +38,7 @@ from ._placement import Placement
 from ._program import EquinoxProgram, deployed_model
 from ._state import TrainState
 from ._step import StepFeatures
-from ._task import StatefulSupervisedTask, SupervisedTask
+from ._task import StatefulSupervisedTask, SupervisedTask, _apply, apply_stateful
 
 _STATEFUL_SIGNATURE = "loss_fn(model, state, batch, key) -> (loss, (metrics, new_state))"
 
@@ -142,6 +144,45 @@ def _check_loss_shape(
             f"{getattr(loss, 'shape', '?')}; reduce it (e.g. with .mean())",
             field=field,
         )
+
+
+def _head_width(state: TrainState, batch: dict[str, Any], key: Any) -> int | None:
+    """The width of the model's output on ``batch`` (last axis), traced, not compiled.
+
+    ``eqx.filter_eval_shape`` of the prediction the synthesised task makes (the model
+    vmapped over ``batch["x"]``), so a wrong head is found before anything compiles.
+    """
+    if state.model_state is not None:
+        out = eqx.filter_eval_shape(
+            lambda m, s, x, k: apply_stateful(m, s, x, k)[0],
+            state.model,
+            state.model_state,
+            batch["x"],
+            key,
+        )
+    else:
+        out = eqx.filter_eval_shape(_apply, state.model, batch["x"], key)
+    shape = getattr(out, "shape", None)
+    return output_width(shape) if shape is not None else None
+
+
+def _check_labels(
+    loop: Any, state: TrainState, source: Any, first: dict[str, Any], val: Any, key: Any
+) -> None:
+    """Labels against the head for a classification loss name (engine's ``check_labels``).
+
+    The whole label column when the data is in memory; the first batch of a
+    lazily read source or stream.
+    """
+    if loop.task is not None or not is_classification(loop.loss):
+        return
+    width = _head_width(state, first, key)
+    data = source.data if source is not None else None
+    y = data.get("y") if isinstance(data, dict) else first.get("y")
+    check_labels(y, width, loop.loss, field="TrainingLoop.dataset")
+    if val is not None:
+        val_y = val.get("y") if isinstance(val, dict) else next(eval_batches(val, 1)).get("y")
+        check_labels(val_y, width, loop.loss, field="TrainingLoop.val_dataset")
 
 
 def _describe_batch(batch: dict[str, Any]) -> str:
@@ -344,6 +385,7 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         validate_model_spec(spec, state)
         validate_batch_spec(spec, first_batch, rows_per_step)
     _check_loss_shape(task, state, first_batch, base_key, user_task=loop.task is not None)
+    _check_labels(loop, state, source, first_batch, val, base_key)
     if val is not None:
         _check_eval(
             task,
@@ -385,7 +427,7 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         features=features,
     )
     data = (
-        BatchIterator(source, worker_count=options.worker_count)
+        GrainBatchIterator(source, worker_count=options.worker_count)
         if source is not None
         else stream_data
     )

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from pipekit_train.engine import event_intervals
+from pipekit_train.engine import event_intervals, output_width
 from pipekit_train.errors import ConfigError, DataError, PipekitError
 
 from ._data import to_xy
@@ -31,13 +31,17 @@ def _describe(batch: dict[str, Any]) -> str:
     return ", ".join(f"{k}: {np.asarray(v).dtype}{list(np.shape(v))}" for k, v in batch.items())
 
 
-def check_fits(model: Any, loss_fn: Any, batch: dict[str, Any], field: str) -> None:
-    """Run the model (inference mode) and the loss on one real batch.
+def check_fits(model: Any, loss_fn: Any, batch: dict[str, Any], field: str) -> int | None:
+    """Run the model (inference mode) and the loss on one real batch; return the head's width.
 
     A model that cannot take the batch is a ``DataError`` naming ``field``; a loss
     that cannot compare the output with the targets, or is not a scalar, is a
     ``ConfigError`` naming ``loss``. Inference mode draws no dropout randomness,
-    so this changes no state that training depends on.
+    so this changes no state that training depends on. The width (the output's last
+    axis) is read from this one eager call — cheaper and surer than
+    ``model.compute_output_shape``, which a subclassed model need not implement — and
+    the label checks use it (``pipekit_train.engine.check_labels``); ``None`` for a
+    model with several outputs.
     """
     x, y = to_xy(batch)
     try:
@@ -48,8 +52,10 @@ def check_fits(model: Any, loss_fn: Any, batch: dict[str, Any], field: str) -> N
             f"({_describe(batch)}) failed: {type(exc).__name__}: {exc}. Give x with the "
             "shape and dtype the model's input expects"
         ) from exc
+    shape = getattr(pred, "shape", None)
+    width = output_width(shape) if shape is not None else None
     if loss_fn is None:  # the model's own train_step / per-output loss: Keras checks it
-        return
+        return width
     try:
         value = loss_fn(y, pred)
     except PipekitError:
@@ -66,6 +72,7 @@ def check_fits(model: Any, loss_fn: Any, batch: dict[str, Any], field: str) -> N
             f"{tuple(value.shape)}; reduce it (e.g. with .mean())",
             field="loss",
         )
+    return width
 
 
 def compile_loss(keras: Any, loop: Any, first_y: Any) -> tuple[Any, Any]:

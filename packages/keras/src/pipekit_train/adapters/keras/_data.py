@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipekit_train.jax.data import BatchSource
+from pipekit_train.engine import BatchSource
 
 __all__ = ["make_step_dataset", "micro_batch", "to_xy"]
 

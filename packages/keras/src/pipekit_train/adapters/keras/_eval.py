@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from pipekit_train.jax.data import eval_batches
+from pipekit_train.engine import eval_batches
 
 from ._data import to_xy
 

@@ -18,11 +18,17 @@ from typing import Any
 
 from pipekit_train._signals import StopSignals
 from pipekit_train.carry import TrainerCarryState
-from pipekit_train.engine import CallbackRunner, RunOutcome
+from pipekit_train.engine import (
+    BatchSource,
+    CallbackRunner,
+    RunOutcome,
+    check_labels,
+    eval_batches,
+    normalize_dataset,
+)
 from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax._stream import refuse_stream
-from pipekit_train.jax.data import BatchSource, eval_batches, normalize_dataset
 from pipekit_train.jax.report import jax_backend_info
 from pipekit_train.loop import non_default_features
 
@@ -114,9 +120,15 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
         )
     user_callbacks = _user_callbacks(keras, options.callbacks)
     check_steps_per_execution(loop, options.steps_per_execution)
-    check_fits(model, loss_fn, first, "dataset")
+    kind = classification_kind(loop) if loss_fn is not None else None
+    width = check_fits(model, loss_fn, first, "dataset")
+    train_y = train.get("y") if isinstance(train, dict) else first.get("y")
+    check_labels(train_y, width, kind, field="TrainingLoop.dataset")
     if val is not None:
-        check_fits(model, loss_fn, next(iter(eval_batches(val, loop.batch_size))), "val_dataset")
+        val_first = next(iter(eval_batches(val, loop.batch_size)))
+        val_width = check_fits(model, loss_fn, val_first, "val_dataset")
+        val_y = val.get("y") if isinstance(val, dict) else val_first.get("y")
+        check_labels(val_y, val_width, kind, field="TrainingLoop.val_dataset")
     distribution = data_parallel(keras, options.data_parallel, loop.batch_size)
     scope = distribution.scope() if distribution is not None else contextlib.nullcontext()
     with scope, precision_scope(model, loop.precision):

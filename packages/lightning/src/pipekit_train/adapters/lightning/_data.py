@@ -1,19 +1,22 @@
-"""The training data as a pure function of ``(seed, batch index)``, and the loaders over it.
+"""Core's data order served as torch batches: item ``k`` of a loader is step ``start + k``.
 
 Why pipekit owns the data order instead of Lightning: Lightning saves a loader's
 position only for a ``DataLoader`` with ``state_dict``/``load_state_dict``, and
 checkpoints no RNG state, so a plain shuffled ``DataLoader`` resumed mid-epoch
 replays the first part of that epoch. Here batch ``i`` is computed from
-``(seed, i)`` alone — the same order as ``pipekit_train.jax.data.BatchSource``:
-epoch ``e`` uses ``np.random.default_rng([seed, e]).permutation(n)``,
-``steps_per_epoch = n // batch_size`` (the remainder is dropped), global batch
-``j`` of epoch ``e`` is ``perm[j*B:(j+1)*B]`` — and the loader is a map-style
-dataset whose item ``k`` is batch ``start + k``. A resumed run starts at the
-checkpoint's batch, whatever ``num_workers`` is (the default sequential
-sampler hands indices to workers in order and the loader returns them in order).
+``(seed, i)`` alone by core's :class:`pipekit_train.engine.BatchSource` (the order of
+every backend), and the loader is a map-style dataset whose item ``k`` is batch
+``start + k``. A resumed run starts at the checkpoint's batch, whatever
+``num_workers`` is (the default sequential sampler hands indices to workers in order
+and the loader returns them in order).
+
+What stays here is only what is torch's: tensors in (a dataset of torch tensors is
+read as numpy; float64 becomes float32, torch's default) and out (``to_tensors``), the
+per-rank slice and the micro-batch layout. The forms, the checks (dtype, ragged,
+lengths, NaN/inf) and the order are core's (``pipekit_train.engine``).
 
 Under DDP with ``W`` processes, rank ``r`` reads the ``r``-th contiguous slice
-of ``B // W`` rows of each *global* batch, so the data order and the averaged
+of ``B // W`` rows of each *global* micro-batch, so the data order and the averaged
 gradient do not depend on the process count.
 
 With gradient accumulation (``accumulate`` micro-batches per optimiser step) one
@@ -30,79 +33,36 @@ from typing import Any
 import numpy as np
 import torch
 
+from pipekit_train.engine import BatchSource, materialize
+from pipekit_train.engine import eval_batches as core_eval_batches
 from pipekit_train.errors import DataError
 
 __all__ = ["Arrays", "normalize_dataset", "StepBatches", "eval_batches", "to_tensors"]
 
 Arrays = dict[str, np.ndarray]
 
-_ACCEPTED = (
-    "a dict of equal-length arrays with keys 'x' and 'y', a tuple (x, y) of arrays, or an "
-    "indexable object (__len__ + __getitem__) of records, each such a dict or tuple; or a "
-    "torch DataLoader over a map-style dataset, or a LightningDataModule"
-)
 
-
-def _as_array(value: Any) -> np.ndarray:
+def _host(value: Any) -> Any:
+    """A torch tensor as a numpy array (detached, on the CPU); anything else unchanged."""
     if isinstance(value, torch.Tensor):
-        value = value.detach().cpu().numpy()
-    a = np.asarray(value)
-    if a.dtype == np.float64:
-        a = a.astype(np.float32)  # torch modules are float32 unless the user says otherwise
-    return a
-
-
-def _from_record(record: Any, field: str, index: int) -> dict[str, Any]:
-    if isinstance(record, Mapping):
-        return dict(record)
-    if isinstance(record, (tuple, list)) and len(record) == 2:
-        return {"x": record[0], "y": record[1]}
-    raise DataError(
-        f"{field}[{index}] is a {type(record).__name__}; each record must be a dict "
-        f"{{'x': ..., 'y': ...}} or a tuple (x, y). {field} must be {_ACCEPTED}"
-    )
+        return value.detach().cpu().numpy()
+    return value
 
 
 def normalize_dataset(dataset: Any, field: str) -> Arrays:
     """``dataset`` in any accepted form → ``{"x": array, "y": array, ...}`` (numpy, equal length).
 
-    Raises :class:`DataError` naming ``field`` for an empty, ragged or unrecognised dataset,
-    and for a Grain dataset already batched by ``.batch(n)`` (each of its records would
-    read as one example; core's check, which imports Grain only where it is installed).
+    Core's normalisation and checks (``pipekit_train.engine.materialize``: a
+    ``DataError`` naming ``field`` for an empty, ragged, object-dtype, mismatched or
+    non-finite dataset), after torch tensors are read as numpy; float64 columns become
+    float32 (torch modules are float32 unless the user says otherwise).
     """
-    from pipekit_train.jax._stream import refuse_prebatched
-
-    refuse_prebatched(dataset, field)
     if isinstance(dataset, Mapping):
-        arrays = {str(k): _as_array(v) for k, v in dataset.items()}
-    elif isinstance(dataset, tuple) and len(dataset) == 2:
-        arrays = {"x": _as_array(dataset[0]), "y": _as_array(dataset[1])}
-    elif hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__"):
-        n = len(dataset)
-        if n == 0:
-            raise DataError(f"{field} is empty; give at least batch_size records")
-        records = [_from_record(dataset[i], field, i) for i in range(n)]
-        keys = list(records[0])
-        try:
-            arrays = {k: _as_array(np.stack([np.asarray(r[k]) for r in records])) for k in keys}
-        except (KeyError, ValueError) as exc:
-            raise DataError(
-                f"{field}: its records do not all have the same keys and shapes ({exc}); "
-                f"every record must hold the same fields with the same per-example shape"
-            ) from exc
-    else:
-        raise DataError(f"{field} is a {type(dataset).__name__}; it must be {_ACCEPTED}")
-    if "x" not in arrays:
-        raise DataError(f"{field} has no 'x' field (it has {sorted(arrays)}); name the inputs 'x'")
-    lengths = {k: (int(a.shape[0]) if a.ndim else 0) for k, a in arrays.items()}
-    if len(set(lengths.values())) != 1:
-        raise DataError(
-            f"{field}: its arrays have different lengths {lengths}; give one row per example "
-            f"in every field"
-        )
-    if next(iter(lengths.values())) == 0:
-        raise DataError(f"{field} is empty; give at least batch_size records")
-    return arrays
+        dataset = {k: _host(v) for k, v in dataset.items()}
+    elif isinstance(dataset, tuple):
+        dataset = tuple(_host(v) for v in dataset)
+    arrays = materialize(dataset, field)
+    return {k: a.astype(np.float32) if a.dtype == np.float64 else a for k, a in arrays.items()}
 
 
 def to_tensors(batch: Arrays) -> dict[str, torch.Tensor]:
@@ -113,9 +73,9 @@ def to_tensors(batch: Arrays) -> dict[str, torch.Tensor]:
 class StepBatches(torch.utils.data.Dataset):
     """Map-style dataset: item ``k`` is global micro-batch ``start + k`` (this rank's rows).
 
-    Micro-batch ``i`` is rows ``i % accumulate :: accumulate`` of update batch
-    ``i // accumulate`` (``accumulate * batch_size`` rows); with ``accumulate=1`` it is
-    simply global batch ``i``.
+    Micro-batch ``i`` is rows ``i % accumulate :: accumulate`` of core's update batch
+    ``i // accumulate`` (a :class:`~pipekit_train.engine.BatchSource` of
+    ``accumulate * batch_size`` rows); with ``accumulate=1`` it is simply global batch ``i``.
     """
 
     def __init__(
@@ -142,29 +102,22 @@ class StepBatches(torch.utils.data.Dataset):
                 + (f" x {self.accumulate} accumulated micro-batches" if self.accumulate > 1 else "")
                 + "; lower batch_size or give more data"
             )
-        self.steps_per_epoch = self.n // self.update_rows
+        self.order = BatchSource(data, self.update_rows, seed)
+        self.steps_per_epoch = self.order.steps_per_epoch
         self.seed = int(seed)
         self.start = int(start)
         self.count = int(count)
         self.rank = int(rank)
         self.world_size = int(world_size)
         self.local = self.batch_size // self.world_size
-        self._perm: tuple[int, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return self.count
 
-    def permutation(self, epoch: int) -> np.ndarray:
-        """The row order of ``epoch`` (cached for the current epoch)."""
-        if self._perm is None or self._perm[0] != epoch:
-            self._perm = (epoch, np.random.default_rng([self.seed, epoch]).permutation(self.n))
-        return self._perm[1]
-
     def global_indices(self, index: int) -> np.ndarray:
         """Row indices of global micro-batch ``index`` (all ranks together)."""
         update, micro = divmod(int(index), self.accumulate)
-        epoch, j = divmod(update, self.steps_per_epoch)
-        rows = self.permutation(epoch)[j * self.update_rows : (j + 1) * self.update_rows]
+        rows = self.order.global_indices(update)
         return rows if self.accumulate == 1 else rows[micro :: self.accumulate]
 
     def __getitem__(self, k: int) -> dict[str, torch.Tensor]:
@@ -173,8 +126,9 @@ class StepBatches(torch.utils.data.Dataset):
         return to_tensors({name: a[rows] for name, a in self.data.items()})
 
 
-def eval_batches(data: Arrays, batch_size: int) -> Iterator[dict[str, torch.Tensor]]:
+def eval_batches(
+    data: Arrays, batch_size: int, *, field: str = "TrainingLoop.val_dataset"
+) -> Iterator[dict[str, torch.Tensor]]:
     """Every row of ``data`` in order, in batches of ``batch_size`` (the last may be short)."""
-    n = int(next(iter(data.values())).shape[0])
-    for lo in range(0, n, batch_size):
-        yield to_tensors({k: a[lo : lo + batch_size] for k, a in data.items()})
+    for batch in core_eval_batches(data, batch_size, field=field):
+        yield to_tensors(batch)

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 import lightning.pytorch as pl
+from pipekit_train.engine import check_labels, output_width
 from pipekit_train.errors import ConfigError, DataError
 
 from ._data import Arrays, StepBatches, eval_batches, normalize_dataset
@@ -126,7 +127,7 @@ def data_and_evaluate(
         train = normalize_dataset(records.dataset, records.field)
         records = None
     elif records is not None:
-        train = {"_row": np.arange(len(records))}
+        train = {"x": np.arange(len(records))}  # row numbers: the order over the records
     else:
         train = normalize_dataset(ds, "TrainingLoop.dataset")
     n = int(next(iter(train.values())).shape[0])
@@ -139,10 +140,16 @@ def data_and_evaluate(
     elif val_loader is None and vds is not None:
         val = normalize_dataset(vds, "TrainingLoop.val_dataset")
     if loss_fn is not None:
-        _check_batch(net, loss_fn, first, "TrainingLoop.dataset")
+        # The one forward on a real batch (no gradients) that checks the data fits also
+        # gives the head's width for the label checks: no meta-device pass, no guess
+        # from the module's last Linear (which a custom forward may not end with).
+        # The labels are checked between that forward and the loss, so a label out of
+        # range anywhere in the data is reported as such, not as torch's IndexError.
+        _check_batch(net, loss_fn, first, "TrainingLoop.dataset", loop.loss, train.get("y"))
         if val is not None:
+            val_first = next(eval_batches(val, loop.batch_size))
             _check_batch(
-                net, loss_fn, next(eval_batches(val, loop.batch_size)), "TrainingLoop.val_dataset"
+                net, loss_fn, val_first, "TrainingLoop.val_dataset", loop.loss, val.get("y")
             )
     evaluate = None
     if recorder is not None and (val is not None or val_loader is not None):
@@ -163,9 +170,19 @@ def _describe(batch: dict[str, torch.Tensor]) -> str:
 
 
 def _check_batch(
-    net: torch.nn.Module, loss_fn: Any, batch: dict[str, torch.Tensor], field: str
+    net: torch.nn.Module,
+    loss_fn: Any,
+    batch: dict[str, torch.Tensor],
+    field: str,
+    loss: Any,
+    labels: Any,
 ) -> None:
-    """Run the model and the loss on one batch (no gradients) so a misfit fails before ``fit``."""
+    """Run the model and the loss on one batch (no gradients) so a misfit fails before ``fit``.
+
+    Between the two, ``labels`` (the dataset's whole label column) are checked against
+    the width of the output (``pipekit_train.engine.check_labels`` for the loss name
+    ``loss``).
+    """
     if "y" not in batch:
         raise DataError(f"{field} has no 'y' field (it has {sorted(batch)}); name the targets 'y'")
     was_training = net.training
@@ -179,8 +196,10 @@ def _check_batch(
                     f"{_describe(batch)} failed with {type(exc).__name__}: {exc}. Give inputs "
                     f"of the shape and dtype the model takes"
                 ) from exc
+            if isinstance(pred, torch.Tensor):
+                check_labels(labels, output_width(pred.shape), loss, field=field)
             try:
-                loss = loss_fn(pred, batch["y"])
+                value = loss_fn(pred, batch["y"])
             except Exception as exc:
                 raise DataError(
                     f"{field}: the loss fails on the model's output {list(pred.shape)} and the "
@@ -190,9 +209,9 @@ def _check_batch(
                 ) from exc
     finally:
         net.train(was_training)
-    if not isinstance(loss, torch.Tensor) or loss.ndim != 0:
+    if not isinstance(value, torch.Tensor) or value.ndim != 0:
         raise ConfigError(
             f"TrainingLoop.loss must return a scalar tensor; it returns "
-            f"{getattr(loss, 'shape', type(loss).__name__)}; reduce it (e.g. with .mean())",
+            f"{getattr(value, 'shape', type(value).__name__)}; reduce it (e.g. with .mean())",
             field="loss",
         )

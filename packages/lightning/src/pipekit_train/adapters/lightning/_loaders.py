@@ -110,7 +110,7 @@ class StepRecords(StepBatches):
     """:class:`StepBatches`' order over a loader's records: item ``k`` is a collated batch."""
 
     def __init__(self, records: Records, batch_size: int, seed: int, **kwargs: Any) -> None:
-        super().__init__({"_row": np.arange(len(records))}, batch_size, seed, **kwargs)
+        super().__init__({"x": np.arange(len(records))}, batch_size, seed, **kwargs)
         self.records = records
 
     def __getitem__(self, k: int) -> Any:

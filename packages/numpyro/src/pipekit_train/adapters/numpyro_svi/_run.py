@@ -79,9 +79,10 @@ def _run(
     from numpyro.infer import SVI, Predictive, Trace_ELBO
     from numpyro.optim import optax_to_numpyro
 
+    from pipekit_train.engine import BatchSource
     from pipekit_train.jax._own_optax import own_optimizer
     from pipekit_train.jax._stream import data_size, sized_stream
-    from pipekit_train.jax.data import BatchIterator, BatchSource
+    from pipekit_train.jax.data import GrainBatchIterator
     from pipekit_train.jax.optim import resolve_optimizer
     from pipekit_train.jax.structure import tree_structure_digest
 
@@ -116,7 +117,7 @@ def _run(
         source = BatchSource(data, loop.batch_size, loop.seed, shuffle=shuffle)
         names = tuple(extras)
         first = source[0]
-        batches = BatchIterator(source, worker_count=options.worker_count)
+        batches = GrainBatchIterator(source, worker_count=options.worker_count)
     val: tuple[Any, Any, dict[str, Any]] | None = None
     if loop.val_dataset is not None:
         xv, yv, extras_v = model_data(loop.val_dataset, "TrainingLoop.val_dataset")
