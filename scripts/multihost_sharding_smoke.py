@@ -29,7 +29,7 @@ What it does (CPU only; no accelerator, no network beyond 127.0.0.1):
    metrics file holds one writer's lines. It prints a short report and exits 1
    on any mismatch.
 
-The data order is the design of ``pipekit_train.jax.data.BatchSource``: process
+The data order is the design of ``pipekit_train.engine.BatchSource``: process
 ``p`` reads the ``p``-th contiguous slice of each global batch, so the global
 batches are those of a single-process run, whatever the process count.
 """
