@@ -13,6 +13,14 @@ from ._events import EventOutcome as EventOutcome
 from ._events import EventSite as EventSite
 from ._events import host_event as host_event
 from ._events import record_window as record_window
+from ._options import RESUME_CHOICES as RESUME_CHOICES
+from ._options import RESUME_OPTION as RESUME_OPTION
+from ._options import OptionSpec as OptionSpec
+from ._options import ParsedOptions as ParsedOptions
+from ._options import compilation_cache_option as compilation_cache_option
+from ._options import optimizer_id_option as optimizer_id_option
+from ._options import options_markdown as options_markdown
+from ._options import parse_backend_options as parse_backend_options
 from ._program import BatchStream as BatchStream
 from ._program import Phase as Phase
 from ._program import StepCheckpointer as StepCheckpointer
@@ -23,6 +31,14 @@ from ._schedule import event_intervals as event_intervals
 from ._schedule import next_event_step as next_event_step
 
 __all__ = [
+    "OptionSpec",
+    "ParsedOptions",
+    "RESUME_CHOICES",
+    "RESUME_OPTION",
+    "compilation_cache_option",
+    "optimizer_id_option",
+    "options_markdown",
+    "parse_backend_options",
     "BatchStream",
     "CallbackRunner",
     "DriverResult",

@@ -2,7 +2,8 @@
 
 Flat keys: ``sampler`` picks the algorithm; each sampler takes its own parameters
 (``SAMPLER_PARAMS``), and a parameter of another sampler is a ``ConfigError``
-naming it and the samplers that do take it.
+naming it and the samplers that do take it. Every key is declared as a spec
+(``COMMON_SPECS``, ``sampler_specs``) and checked by core's one parser.
 """
 
 from __future__ import annotations
@@ -10,7 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipekit_train.adapters.bayes import SAMPLER_ALIASES, resolve_aliases
+from pipekit_train.adapters.bayes import SAMPLER_ALIASES, parse_init_values, resolve_aliases
+from pipekit_train.engine import (
+    RESUME_OPTION,
+    OptionSpec,
+    compilation_cache_option,
+    parse_backend_options,
+)
 from pipekit_train.errors import ConfigError, closest
 
 __all__ = [
@@ -19,6 +26,8 @@ __all__ = [
     "check_counts",
     "SAMPLERS",
     "SAMPLER_PARAMS",
+    "COMMON_SPECS",
+    "sampler_specs",
 ]
 
 #: sampler → {parameter: default}
@@ -67,30 +76,191 @@ SAMPLER_PARAMS: dict[str, dict[str, Any]] = {
     "svgd": {"num_updates": 200, "learning_rate": 0.1, "init_scale": 1.0},
 }
 SAMPLERS = tuple(SAMPLER_PARAMS)
-COMMON: dict[str, Any] = {
-    "sampler": "nuts",
-    "x64": True,
-    "resume": "auto",
-    "steps_per_call": 100,
-    "compilation_cache": None,
-    "shuffle": True,
-    "init_values": None,
-    "init_jitter": 0.0,
+
+
+def _init_values(value: Any) -> dict[str, Any]:
+    return parse_init_values(value)
+
+
+#: The keys every sampler takes.
+COMMON_SPECS: tuple[OptionSpec, ...] = (
+    OptionSpec("sampler", "choice", "nuts", "the BlackJAX algorithm", choices=SAMPLERS),
+    OptionSpec("x64", "bool", True, "sample in float64, as Stan and PyMC do (false: float32)"),
+    RESUME_OPTION,
+    OptionSpec(
+        "steps_per_call",
+        "int",
+        100,
+        "draws per compiled call (the fixed chunk)",
+        low=1,
+        what="an integer >= 1",
+    ),
+    compilation_cache_option(),
+    OptionSpec("shuffle", "bool", True, "shuffle the minibatches of sgld / sghmc"),
+    OptionSpec(
+        "init_values",
+        "mapping",
+        None,
+        "site → starting value for every chain of a NumPyro task (the other sites "
+        "init_to_uniform); checked against the sites' shapes and supports",
+        optional=True,
+        check=_init_values,
+        what="a non-empty mapping of site names to starting values",
+    ),
+    OptionSpec(
+        "init_jitter",
+        "float",
+        0.0,
+        "sd of each chain's own Normal jitter around init_values (unconstrained space)",
+        low=0,
+        what="a number >= 0 (0: every chain exactly at init_values)",
+    ),
+)
+COMMON: dict[str, Any] = {spec.name: spec.default for spec in COMMON_SPECS}
+
+#: parameter → (kind, low, high, low_open, high_open, what, doc)
+_PARAM_KINDS: dict[str, tuple[str, float | None, float | None, bool, bool, str, str]] = {
+    "step_size": ("float", 0, None, True, False, "a positive number", "integrator step size"),
+    "target_accept": (
+        "float",
+        0,
+        1,
+        True,
+        True,
+        "a number in (0, 1)",
+        "window adaptation's target acceptance",
+    ),
+    "dense_mass": ("bool", None, None, False, False, "", "adapt a dense mass matrix"),
+    "max_tree_depth": ("int", 1, None, False, False, "", "NUTS's maximum tree depth"),
+    "warm_start": (
+        "choice",
+        None,
+        None,
+        False,
+        False,
+        "'none' or 'pathfinder'",
+        "start of adaptation",
+    ),
+    "num_integration_steps": ("int", 1, None, False, False, "", "leapfrog steps per proposal"),
+    "diagonal_preconditioning": (
+        "bool",
+        None,
+        None,
+        False,
+        False,
+        "",
+        "MCLMC's diagonal preconditioner",
+    ),
+    "desired_energy_var": (
+        "float",
+        0,
+        None,
+        True,
+        False,
+        "a positive number",
+        "MCLMC's target energy variance",
+    ),
+    "frac_tune1": (
+        "float",
+        0,
+        1,
+        False,
+        True,
+        "a fraction in [0, 1)",
+        "MCLMC tuning stage 1 share",
+    ),
+    "frac_tune2": (
+        "float",
+        0,
+        1,
+        False,
+        True,
+        "a fraction in [0, 1)",
+        "MCLMC tuning stage 2 share",
+    ),
+    "frac_tune3": (
+        "float",
+        0,
+        1,
+        False,
+        True,
+        "a fraction in [0, 1)",
+        "MCLMC tuning stage 3 share",
+    ),
+    "maxiter": ("int", 1, None, False, False, "", "pathfinder's L-BFGS iterations"),
+    "maxcor": ("int", 1, None, False, False, "", "pathfinder's L-BFGS history"),
+    "num_elbo_samples": ("int", 1, None, False, False, "", "pathfinder's ELBO draws"),
+    "step_size_power": (
+        "float",
+        0,
+        1,
+        False,
+        False,
+        "a number in [0, 1] (0: constant step size)",
+        "SG-MCMC step-size decay exponent",
+    ),
+    "temperature": ("float", 0, None, True, False, "a positive number", "SG-MCMC temperature"),
+    "alpha": ("float", 0, None, False, False, "a number >= 0", "SGHMC friction"),
+    "beta": ("float", 0, None, False, False, "a number >= 0", "SGHMC noise estimate"),
+    "num_particles": (
+        "int",
+        2,
+        None,
+        False,
+        False,
+        "an integer >= 2 (or unset: num_samples)",
+        "SMC particles (default: num_samples)",
+    ),
+    "target_ess": ("float", 0, 1, True, False, "a fraction in (0, 1]", "SMC tempering target ESS"),
+    "max_tempering_steps": ("int", 1, None, False, False, "", "SMC's tempering steps at most"),
+    "num_mcmc_steps": ("int", 1, None, False, False, "", "SMC's HMC moves per step"),
+    "init_scale": (
+        "float",
+        0,
+        None,
+        True,
+        False,
+        "a positive number",
+        "sd of the initial particles",
+    ),
+    "mass_matrix": (
+        "choice",
+        None,
+        None,
+        False,
+        False,
+        "'particles' (the particles' variance) or 'identity'",
+        "SMC's HMC mass matrix",
+    ),
+    "learning_rate": ("float", 0, None, True, False, "a positive number", "SVGD's step size"),
+    "num_updates": ("int", 1, None, False, False, "", "SVGD updates"),
 }
-_POSITIVE = {"step_size", "desired_energy_var", "temperature", "init_scale", "learning_rate"}
-_FRACTIONS = {"frac_tune1", "frac_tune2", "frac_tune3"}
-_INTS = {
-    "max_tree_depth",
-    "num_integration_steps",
-    "steps_per_call",
-    "maxiter",
-    "maxcor",
-    "num_elbo_samples",
-    "max_tempering_steps",
-    "num_mcmc_steps",
-    "num_updates",
-}
-_BOOLS = {"dense_mass", "diagonal_preconditioning", "x64", "shuffle"}
+_CHOICES = {"warm_start": ("none", "pathfinder"), "mass_matrix": ("particles", "identity")}
+
+
+def sampler_specs(sampler: str) -> tuple[OptionSpec, ...]:
+    """The specs of ``sampler``'s own parameters, with its defaults."""
+    out = []
+    for name, default in SAMPLER_PARAMS[sampler].items():
+        kind, low, high, low_open, high_open, what, doc = _PARAM_KINDS[name]
+        aliases = tuple(a for a, c in SAMPLER_ALIASES.items() if c == name)
+        out.append(
+            OptionSpec(
+                name,
+                kind,
+                default,
+                doc,
+                low=low,
+                high=high,
+                low_open=low_open,
+                high_open=high_open,
+                choices=_CHOICES.get(name, ()),
+                optional=name == "num_particles",
+                aliases=aliases,
+                what=what or ("an integer >= 1" if kind == "int" else ""),
+            )
+        )
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -112,119 +282,37 @@ class BlackjaxOptions:
     init_jitter: float = 0.0
 
 
-def _where(name: str) -> str:
-    return f"backend_options.{name}"
-
-
-def _bad(name: str, what: str, value: Any) -> ConfigError:
-    return ConfigError(f"{_where(name)} must be {what}, got {value!r}", field=_where(name))
-
-
-def _check_value(name: str, value: Any) -> Any:
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if name in _BOOLS:
-        if not isinstance(value, bool):
-            raise _bad(name, "true or false", value)
-    elif name in _INTS:
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise _bad(name, "an integer >= 1", value)
-    elif name == "num_particles":
-        if value is not None and (
-            not isinstance(value, int) or isinstance(value, bool) or value < 2
-        ):
-            raise _bad(name, "an integer >= 2 (or unset: num_samples)", value)
-    elif name == "target_ess":
-        if not number or not 0 < value <= 1:
-            raise _bad(name, "a fraction in (0, 1]", value)
-        value = float(value)
-    elif name == "target_accept":
-        if not number or not 0 < value < 1:
-            raise _bad(name, "a number in (0, 1)", value)
-        value = float(value)
-    elif name in _FRACTIONS:
-        if not number or not 0 <= value < 1:
-            raise _bad(name, "a fraction in [0, 1)", value)
-        value = float(value)
-    elif name in _POSITIVE:
-        if not number or value <= 0:
-            raise _bad(name, "a positive number", value)
-        value = float(value)
-    elif name == "step_size_power":
-        if not number or not 0 <= value <= 1:
-            raise _bad(name, "a number in [0, 1] (0: constant step size)", value)
-        value = float(value)
-    elif name in ("alpha", "beta"):
-        if not number or value < 0:
-            raise _bad(name, "a number >= 0", value)
-        value = float(value)
-    elif name == "mass_matrix" and value not in ("particles", "identity"):
-        raise _bad(name, "'particles' (the particles' variance) or 'identity'", value)
-    elif name == "warm_start" and value not in ("none", "pathfinder"):
-        raise _bad(name, "'none' or 'pathfinder'", value)
-    elif name == "resume" and value not in ("auto", "never", "force"):
-        raise _bad(name, "one of auto, never, force", value)
-    elif name == "init_jitter":
-        if not number or value < 0:
-            raise _bad(name, "a number >= 0 (0: every chain exactly at init_values)", value)
-        value = float(value)
-    elif name == "init_values" and value is not None:
-        value = _init_values(value)
-    return value
-
-
-def _init_values(value: Any) -> dict[str, Any]:
-    """``{site: value}`` with numeric, finite values (as float64 NumPy arrays)."""
-    import numpy as np
-
-    if not isinstance(value, dict) or not value:
-        raise _bad("init_values", "a non-empty mapping of site names to starting values", value)
-    out = {}
-    for site, v in value.items():
-        try:
-            a = np.asarray(v, dtype=float)
-        except (TypeError, ValueError):
-            raise _bad(f"init_values.{site}", "a number or an array of numbers", v) from None
-        if not isinstance(site, str) or not np.all(np.isfinite(a)):
-            raise _bad(f"init_values.{site}", "finite numbers under a site name", v)
-        out[site] = a
-    return out
-
-
 def parse_options(raw: dict[str, Any] | None) -> BlackjaxOptions:
     """Check every key and value of ``backend_options`` (``ConfigError`` naming the key).
 
     NumPyro's spellings are accepted (``SAMPLER_ALIASES``): ``target_accept_prob`` for
     ``target_accept``; BlackJAX's own ``max_num_doublings`` for ``max_tree_depth``.
     """
-    raw = resolve_aliases(raw or {}, SAMPLER_ALIASES, "blackjax")
-    sampler = raw.get("sampler", "nuts")
-    if sampler not in SAMPLERS:
-        raise ConfigError(
-            f"backend_options.sampler = {sampler!r} is not a BlackJAX sampler of this backend"
-            f"{closest(str(sampler), SAMPLERS)}; valid: {', '.join(SAMPLERS)}",
-            field="backend_options.sampler",
-        )
+    if isinstance(raw, dict):  # one sampler's alias may name another sampler's parameter
+        raw = resolve_aliases(raw, SAMPLER_ALIASES, "blackjax")
+    common = parse_backend_options(raw, COMMON_SPECS, backend="blackjax", keep_unknown=True)
+    sampler = common["sampler"]
+    own_specs = sampler_specs(sampler)
+    parsed = parse_backend_options(common.rest, own_specs, backend="blackjax", keep_unknown=True)
     own = SAMPLER_PARAMS[sampler]
     every = set(COMMON).union(*SAMPLER_PARAMS.values())
-    for key in raw:
-        if key in COMMON or key in own:
-            continue
-        if key in every:
-            takers = [s for s, p in SAMPLER_PARAMS.items() if key in p]
+    for key in parsed.rest:
+        if key in every or key in SAMPLER_ALIASES:
+            canonical = SAMPLER_ALIASES.get(key, key)
+            takers = [s for s, p in SAMPLER_PARAMS.items() if canonical in p]
             raise ConfigError(
                 f"backend_options.{key} is not a parameter of sampler {sampler!r} (it takes "
                 f"{', '.join(sorted(own))}); {key} belongs to {', '.join(takers)}",
-                field=_where(key),
+                field=f"backend_options.{key}",
             )
         raise ConfigError(
             f"backend_options.{key} is not an option of blackjax{closest(key, every)}; "
             f"sampler {sampler!r} takes {', '.join(sorted(own))}, every sampler "
             f"{', '.join(sorted(set(COMMON)))}",
-            field=_where(key),
+            field=f"backend_options.{key}",
         )
-    params = {k: _check_value(k, raw.get(k, d)) for k, d in own.items()}
-    common = {k: _check_value(k, raw.get(k, d)) for k, d in COMMON.items() if k != "sampler"}
-    return BlackjaxOptions(sampler=str(sampler), params=params, **common)
+    values = {k: v for k, v in common.values.items() if k != "sampler"}
+    return BlackjaxOptions(sampler=str(sampler), params=dict(parsed.values), **values)
 
 
 def check_counts(options: BlackjaxOptions, num_samples: int) -> None:
