@@ -247,7 +247,7 @@ def parse_backend_options(
             continue
         names = [*by_name, *(a for s in specs for a in s.aliases)]
         raise ConfigError(
-            f"backend_options has unknown key {key!r} for the {backend} backend"
+            f"backend_options.{key}: unknown key {key!r} for the {backend} backend"
             f"{closest(key, names)}; known: {_known_text(specs)}",
             field=f"backend_options.{key}",
         )
