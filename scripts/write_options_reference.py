@@ -38,29 +38,43 @@ def _sections() -> Iterator[tuple[str, Sequence[OptionSpec], str]]:
 
     yield "equinox", EQX, ""
     yield "numpyro-svi", SVI, ""
-    yield "numpyro-mcmc", MCMC, (
-        "`init_values` is also checked against the model, traced abstractly: every key a "
-        "latent sample site, each value in the site's shape and inside its support "
-        "(`pipekit_train.adapters.bayes.check_init_values`, shared with blackjax)."
+    yield (
+        "numpyro-mcmc",
+        MCMC,
+        (
+            "`init_values` is also checked against the model, traced abstractly: every key a "
+            "latent sample site, each value in the site's shape and inside its support "
+            "(`pipekit_train.adapters.bayes.check_init_values`, shared with blackjax)."
+        ),
     )
-    yield "blackjax", bjx.COMMON_SPECS, (
-        "The options every sampler takes; `sampler` picks the algorithm, and each sampler "
-        "takes its own parameters (the sections below). A parameter of another sampler is "
-        "a `ConfigError` naming the samplers that take it."
+    yield (
+        "blackjax",
+        bjx.COMMON_SPECS,
+        (
+            "The options every sampler takes; `sampler` picks the algorithm, and each sampler "
+            "takes its own parameters (the sections below). A parameter of another sampler is "
+            "a `ConfigError` naming the samplers that take it."
+        ),
     )
     for sampler in bjx.SAMPLERS:
         yield f"blackjax: sampler = {sampler!r}", bjx.sampler_specs(sampler), ""
     owned = ", ".join(f"`{k}` (use {v})" for k, v in _OWNED.items())
-    yield "lightning", LIGHTNING, (
-        "`resume` and `num_workers` are pipekit's; the others listed are "
-        "`lightning.pytorch.Trainer` arguments checked here. Any other `Trainer` argument "
-        "passes through, checked against `Trainer`'s signature; then a `Trainer` is tried "
-        "once with the pass-through (nothing fits, no file is written), and Lightning's "
-        "complaint is a `ConfigError` naming the key. Refused, because the loop sets them: "
-        f"{owned}."
+    yield (
+        "lightning",
+        LIGHTNING,
+        (
+            "`resume` and `num_workers` are pipekit's; the others listed are "
+            "`lightning.pytorch.Trainer` arguments checked here. Any other `Trainer` argument "
+            "passes through, checked against `Trainer`'s signature; then a `Trainer` is tried "
+            "once with the pass-through (nothing fits, no file is written), and Lightning's "
+            "complaint is a `ConfigError` naming the key. Refused, because the loop sets them: "
+            f"{owned}."
+        ),
     )
-    yield "keras", KERAS, (
-        "`steps_per_execution` is passed to `model.compile`, `callbacks` to `model.fit`."
+    yield (
+        "keras",
+        KERAS,
+        ("`steps_per_execution` is passed to `model.compile`, `callbacks` to `model.fit`."),
     )
 
 

@@ -55,7 +55,13 @@ CASES = [
     ("nuts", {"init_values": {"position": [0.0]}}, False, "backend_options.init_values", "raw"),
     ("nuts", {"init_values": {"sigmaa": 1.0}}, True, "backend_options.init_values.sigmaa", "sigma"),
     ("nuts", {"init_values": {"beta": [0.0]}}, True, "backend_options.init_values.beta", "shape"),
-    ("nuts", {"init_values": {"sigma": -1.0}}, True, "backend_options.init_values.sigma", "support"),
+    (
+        "nuts",
+        {"init_values": {"sigma": -1.0}},
+        True,
+        "backend_options.init_values.sigma",
+        "support",
+    ),
 ]
 
 

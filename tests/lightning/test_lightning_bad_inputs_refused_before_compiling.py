@@ -30,7 +30,10 @@ CASES = [
     ({"strategy": "dpp"}, "backend_options.strategy", "did you mean 'ddp'"),
     ({"accelerator": "gpuu"}, "backend_options.accelerator", "did you mean 'gpu'"),
     pytest.param(
-        {"accelerator": "cuda"}, "backend_options.accelerator", "refused by Lightning", marks=NO_CUDA
+        {"accelerator": "cuda"},
+        "backend_options.accelerator",
+        "refused by Lightning",
+        marks=NO_CUDA,
     ),
     ({"num_nodes": 0}, "backend_options.num_nodes", "integer >= 1"),
     ({"accumulate_grad_batches": 0}, "backend_options.accumulate_grad_batches", "integer >= 1"),
