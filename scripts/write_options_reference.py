@@ -9,6 +9,7 @@ Needs every backend installed (the workspace's ``uv sync --all-packages``).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -28,6 +29,7 @@ hand. `resume` is one option, declared once in core, on every backend
 
 
 def _sections() -> Iterator[tuple[str, Sequence[OptionSpec], str]]:
+    os.environ.setdefault("KERAS_BACKEND", "jax")  # the keras package says so otherwise
     from pipekit_train.adapters.blackjax import _options as bjx
     from pipekit_train.adapters.equinox._options import OPTION_SPECS as EQX
     from pipekit_train.adapters.keras._options import OPTION_SPECS as KERAS
