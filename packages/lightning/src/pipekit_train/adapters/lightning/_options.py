@@ -264,10 +264,24 @@ def _try_trainer(kwargs: dict[str, Any]) -> Exception | None:
     return None
 
 
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is data (a YAML-able scalar, or a list / mapping of them)."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    return False
+
+
 def check_trainer_options(trainer: dict[str, Any]) -> None:
-    """Construct a ``Trainer`` from the pass-through options (nothing fits, no file is
-    written); Lightning's complaint is a ``ConfigError`` naming the key that causes it."""
-    kwargs = {k: v for k, v in trainer.items() if k != "callbacks"}
+    """Construct a ``Trainer`` from the pass-through options given as plain values (nothing
+    fits, no file is written); Lightning's complaint is a ``ConfigError`` naming the key that
+    causes it."""
+    # Plain values only: an object (a Strategy, a profiler, a plugin) would be configured by
+    # the trial Trainer and then reused by the real one.
+    kwargs = {k: v for k, v in trainer.items() if k != "callbacks" and _plain(v)}
     if not kwargs:
         return
     error = _try_trainer(kwargs)
