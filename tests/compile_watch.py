@@ -3,14 +3,18 @@
 ``compiles()`` yields a list that collects every XLA compilation (``backend_compile``), MLIR
 lowering and persistent-cache hit JAX reports while the block runs; abstract tracing
 (``jax.eval_shape``) reports none. The bad-input tests assert it stays empty, and each of
-their files has a positive control: a good run fills it.
+their files has a positive control: a good run fills it. ``assert_refused_before_compiling``
+is their one assertion: the error, its field, no compilation, ``checkpoint_dir`` untouched.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 
 @contextlib.contextmanager
@@ -34,3 +38,23 @@ def compiles() -> Iterator[list[str]]:
     finally:
         mon.unregister_event_duration_listener(on_duration)
         mon.unregister_event_listener(on_event)
+
+
+def assert_refused_before_compiling(
+    run: Callable[[], Any], error: type[BaseException], field: str, words: str, run_dir: Path
+) -> None:
+    """``run()`` raises ``error`` (a ``PipekitError``) whose ``field`` is ``field`` and whose
+    message names it and holds ``words``; JAX compiled nothing meanwhile, and every file in
+    ``run_dir`` (planted before) is as it was."""
+    from user_files import snapshot
+
+    from pipekit_train.errors import PipekitError
+
+    before = snapshot(run_dir)
+    with compiles() as seen, pytest.raises(error) as info:
+        run()
+    assert isinstance(info.value, PipekitError)
+    assert info.value.field == field and field in str(info.value), info.value
+    assert words in str(info.value), info.value
+    assert not seen, f"compiled before the error: {seen}"
+    assert snapshot(run_dir) == before

@@ -10,12 +10,12 @@ import numpyro
 import numpyro.distributions as dist
 import pytest
 from _bjx_helpers import gauss_task, loop_for, regression_data
-from compile_watch import compiles
-from user_files import plant, snapshot
+from compile_watch import assert_refused_before_compiling, compiles
+from user_files import plant
 
 from pipekit_train.adapters.bayes import NumpyroTask
 from pipekit_train.adapters.blackjax import BlackjaxTask
-from pipekit_train.errors import ConfigError, PipekitError
+from pipekit_train.errors import ConfigError
 
 X, Y = regression_data()
 
@@ -75,17 +75,10 @@ def test_refused(
 ) -> None:
     run_dir = tmp_path / "run"
     plant(run_dir)
-    before = snapshot(run_dir)
     task = _numpyro_task() if numpyro_task else gauss_task()
     extra = {"batch_size": 16, "dataset": (X, Y)} if sampler == "sgld" else {}
     loop = loop_for(task, sampler, options=options, checkpoint_dir=str(run_dir), **extra)
-    with compiles() as seen, pytest.raises(ConfigError) as info:
-        loop.run()
-    assert isinstance(info.value, PipekitError)
-    assert info.value.field == field and field in str(info.value), info.value
-    assert words in str(info.value), info.value
-    assert not seen, f"compiled before the error: {seen}"
-    assert snapshot(run_dir) == before
+    assert_refused_before_compiling(loop.run, ConfigError, field, words, run_dir)
 
 
 def test_the_watch_sees_a_good_run_compile(tmp_path: Path) -> None:

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 from _eqx_helpers import run_loop, tiny_loop
-from compile_watch import compiles
-from user_files import plant, snapshot
+from compile_watch import assert_refused_before_compiling, compiles
+from user_files import plant
 
 from pipekit_train import TrainingLoop
-from pipekit_train.errors import ConfigError, PipekitError
+from pipekit_train.errors import ConfigError
 
 CASES = [
     ({"step_per_call": 4}, "backend_options.step_per_call", "did you mean 'steps_per_call'"),
@@ -40,15 +40,8 @@ def _loop(run_dir: Path, **kw: Any) -> Any:
 def test_bad_backend_option(tmp_path: Path, options: dict, field: str, words: str) -> None:
     run_dir = tmp_path / "run"
     plant(run_dir)
-    before = snapshot(run_dir)
     loop = _loop(run_dir, backend_options=options)  # builds the model: eager JAX ops
-    with compiles() as seen, pytest.raises(ConfigError) as info:
-        run_loop(loop)
-    assert isinstance(info.value, PipekitError)
-    assert info.value.field == field and field in str(info.value)
-    assert words in str(info.value), info.value
-    assert not seen, f"compiled before the error: {seen}"
-    assert snapshot(run_dir) == before
+    assert_refused_before_compiling(lambda: run_loop(loop), ConfigError, field, words, run_dir)
 
 
 @pytest.mark.parametrize(
@@ -58,14 +51,15 @@ def test_bad_backend_option(tmp_path: Path, options: dict, field: str, words: st
 def test_bad_loop_field(tmp_path: Path, fields: dict, field: str) -> None:
     run_dir = tmp_path / "run"
     plant(run_dir)
-    before = snapshot(run_dir)
     good = _loop(run_dir)  # builds the model (eager JAX ops) outside the watch
     kwargs = {f.name: getattr(good, f.name) for f in dataclasses.fields(good) if f.init}
-    with compiles() as seen, pytest.raises(ConfigError) as info:
-        run_loop(TrainingLoop(**{**kwargs, **fields}))
-    assert info.value.field == field and f"TrainingLoop.{field}" in str(info.value)
-    assert not seen
-    assert snapshot(run_dir) == before
+    assert_refused_before_compiling(
+        lambda: run_loop(TrainingLoop(**{**kwargs, **fields})),
+        ConfigError,
+        field,
+        f"TrainingLoop.{field}",
+        run_dir,
+    )
 
 
 def test_the_watch_sees_a_good_run_compile(tmp_path: Path) -> None:

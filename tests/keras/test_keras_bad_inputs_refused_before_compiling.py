@@ -10,11 +10,11 @@ from pathlib import Path
 import keras
 import pytest
 from _keras_helpers import digits, mlp
-from compile_watch import compiles
-from user_files import plant, snapshot
+from compile_watch import assert_refused_before_compiling, compiles
+from user_files import plant
 
 from pipekit_train import Callback, TrainingLoop
-from pipekit_train.errors import ConfigError, PipekitError
+from pipekit_train.errors import ConfigError
 
 CASES = [
     ({"steps_per_execution": 0}, "backend_options.steps_per_execution", "positive integer"),
@@ -60,15 +60,8 @@ def _loop(run_dir: Path, options: dict) -> TrainingLoop:
 def test_refused(tmp_path: Path, options: dict, field: str, words: str) -> None:
     run_dir = tmp_path / "run"
     plant(run_dir)
-    before = snapshot(run_dir)
     loop = _loop(run_dir, options)
-    with compiles() as seen, pytest.raises(ConfigError) as info:
-        loop.run()
-    assert isinstance(info.value, PipekitError)
-    assert info.value.field == field and field in str(info.value), info.value
-    assert words in str(info.value), info.value
-    assert not seen, f"compiled before the error: {seen}"
-    assert snapshot(run_dir) == before
+    assert_refused_before_compiling(loop.run, ConfigError, field, words, run_dir)
 
 
 def test_the_watch_sees_a_good_run_compile(tmp_path: Path) -> None:

@@ -12,12 +12,12 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 import pytest
-from compile_watch import compiles
-from user_files import plant, snapshot
+from compile_watch import assert_refused_before_compiling, compiles
+from user_files import plant
 
 from pipekit_train import TrainingLoop
 from pipekit_train.adapters.bayes import NumpyroTask
-from pipekit_train.errors import ConfigError, PipekitError
+from pipekit_train.errors import ConfigError
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(24, 2)).astype(np.float32)
@@ -85,15 +85,8 @@ MCMC = [
 def _refused(backend: str, tmp_path: Path, options: dict, field: str, words: str) -> None:
     run_dir = tmp_path / "run"
     plant(run_dir)
-    before = snapshot(run_dir)
     loop = _loop(backend, run_dir, options)
-    with compiles() as seen, pytest.raises(ConfigError) as info:
-        loop.run()
-    assert isinstance(info.value, PipekitError)
-    assert info.value.field == field and field in str(info.value), info.value
-    assert words in str(info.value), info.value
-    assert not seen, f"compiled before the error: {seen}"
-    assert snapshot(run_dir) == before
+    assert_refused_before_compiling(loop.run, ConfigError, field, words, run_dir)
 
 
 @pytest.mark.parametrize(("options", "field", "words"), SVI, ids=[str(c[0]) for c in SVI])

@@ -21,6 +21,7 @@ from ._options import compilation_cache_option as compilation_cache_option
 from ._options import optimizer_id_option as optimizer_id_option
 from ._options import options_markdown as options_markdown
 from ._options import parse_backend_options as parse_backend_options
+from ._options import require_instances as require_instances
 from ._program import BatchStream as BatchStream
 from ._program import Phase as Phase
 from ._program import StepCheckpointer as StepCheckpointer
@@ -39,6 +40,7 @@ __all__ = [
     "optimizer_id_option",
     "options_markdown",
     "parse_backend_options",
+    "require_instances",
     "BatchStream",
     "CallbackRunner",
     "DriverResult",

@@ -29,6 +29,7 @@ __all__ = [
     "RESUME_CHOICES",
     "compilation_cache_option",
     "optimizer_id_option",
+    "require_instances",
 ]
 
 #: What ``kind`` may be: the type a value must have (``"any"``: only ``check`` decides).
@@ -255,6 +256,23 @@ def parse_backend_options(
         s.name: check_value(s, resolved[s.name]) if s.name in resolved else s.default for s in specs
     }
     return ParsedOptions(values=values, rest=rest, given=frozenset(resolved) - set(rest))
+
+
+def require_instances(
+    items: Iterable[Any], base: type, *, key: str, what: str, hint: str
+) -> list[Any]:
+    """``items`` as a list, each an instance of ``base`` (a library's callback class, say,
+    spelt ``what`` for the user), else a ``ConfigError`` naming ``backend_options.<key>[i]``
+    with ``hint``."""
+    out = list(items)
+    for i, item in enumerate(out):
+        if not isinstance(item, base):
+            where = f"backend_options.{key}[{i}]"
+            raise ConfigError(
+                f"{where} is a {type(item).__name__}, not a {what} ({hint})",
+                field=where,
+            )
+    return out
 
 
 RESUME_CHOICES = ("auto", "force", "never")

@@ -39,7 +39,13 @@ from ._diagnostics import (
     warn_diagnostics,
 )
 from ._guides import GUIDE_NAMES, make_guide
-from ._init_values import check_init_values, outside_support, parse_init_values, starts_from
+from ._init_values import (
+    INIT_JITTER_OPTION,
+    check_init_values,
+    outside_support,
+    parse_init_values,
+    starts_from,
+)
 from ._model import (
     bind_data_size,
     check_model_signature,
@@ -97,6 +103,7 @@ __all__ = [
     "resolve_aliases",
     "init_to_value_jittered",
     "parse_init_values",
+    "INIT_JITTER_OPTION",
     "check_init_values",
     "outside_support",
     "starts_from",

@@ -18,9 +18,26 @@ from typing import Any
 
 import numpy as np
 
+from pipekit_train.engine import OptionSpec
 from pipekit_train.errors import ConfigError
 
-__all__ = ["parse_init_values", "check_init_values", "starts_from", "outside_support"]
+__all__ = [
+    "parse_init_values",
+    "check_init_values",
+    "starts_from",
+    "outside_support",
+    "INIT_JITTER_OPTION",
+]
+
+#: ``init_jitter`` of both MCMC backends (``init_to_value_jittered``).
+INIT_JITTER_OPTION = OptionSpec(
+    "init_jitter",
+    "float",
+    0.0,
+    "sd of each chain's own Normal jitter around init_values (unconstrained space)",
+    low=0,
+    what="a number >= 0 (0: every chain exactly at init_values)",
+)
 
 _FIELD = "backend_options.init_values"
 

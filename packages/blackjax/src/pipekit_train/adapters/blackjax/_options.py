@@ -11,7 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipekit_train.adapters.bayes import SAMPLER_ALIASES, parse_init_values, resolve_aliases
+from pipekit_train.adapters.bayes import (
+    INIT_JITTER_OPTION,
+    SAMPLER_ALIASES,
+    parse_init_values,
+    resolve_aliases,
+)
 from pipekit_train.engine import (
     RESUME_OPTION,
     OptionSpec,
@@ -107,14 +112,7 @@ COMMON_SPECS: tuple[OptionSpec, ...] = (
         check=_init_values,
         what="a non-empty mapping of site names to starting values",
     ),
-    OptionSpec(
-        "init_jitter",
-        "float",
-        0.0,
-        "sd of each chain's own Normal jitter around init_values (unconstrained space)",
-        low=0,
-        what="a number >= 0 (0: every chain exactly at init_values)",
-    ),
+    INIT_JITTER_OPTION,
 )
 COMMON: dict[str, Any] = {spec.name: spec.default for spec in COMMON_SPECS}
 

@@ -17,27 +17,27 @@ from pipekit_train.engine import (
     OptionSpec,
     compilation_cache_option,
     parse_backend_options,
+    require_instances,
 )
-from pipekit_train.errors import ConfigError
 
 __all__ = ["KerasOptions", "parse_options", "KNOWN_OPTIONS", "OPTION_SPECS"]
 
 
 def _keras_callbacks(value: Any) -> tuple[Any, ...]:
     """Every entry a ``keras.callbacks.Callback`` (pipekit's own go in ``callbacks``)."""
-    out = tuple(value)
-    if not out:
-        return out
+    if not value:
+        return ()
     import keras
 
-    for i, cb in enumerate(out):
-        if not isinstance(cb, keras.callbacks.Callback):
-            raise ConfigError(
-                f"backend_options.callbacks[{i}] is a {type(cb).__name__}, not a "
-                "keras.callbacks.Callback (pipekit callbacks go in TrainingLoop.callbacks)",
-                field=f"backend_options.callbacks[{i}]",
-            )
-    return out
+    return tuple(
+        require_instances(
+            value,
+            keras.callbacks.Callback,
+            key="callbacks",
+            what="keras.callbacks.Callback",
+            hint="pipekit callbacks go in TrainingLoop.callbacks",
+        )
+    )
 
 
 #: Every key the keras backend takes (the reference page is written from these).

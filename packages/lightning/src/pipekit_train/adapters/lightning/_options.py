@@ -24,7 +24,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipekit_train.engine import RESUME_OPTION, OptionSpec, parse_backend_options
+from pipekit_train.engine import (
+    RESUME_OPTION,
+    OptionSpec,
+    parse_backend_options,
+    require_instances,
+)
 from pipekit_train.errors import ConfigError, closest
 
 __all__ = ["Options", "parse_options", "OPTION_SPECS", "trainer_parameters"]
@@ -118,18 +123,17 @@ def _registered(kind: str, value: Any) -> Any:
 
 
 def _pl_callbacks(value: Any) -> list[Any]:
-    out = list(value)
-    if out:
-        import lightning.pytorch as pl
+    if not value:
+        return list(value)
+    import lightning.pytorch as pl
 
-        for i, cb in enumerate(out):
-            if not isinstance(cb, pl.Callback):
-                raise ConfigError(
-                    f"backend_options.callbacks[{i}] is a {type(cb).__name__}, not a "
-                    "lightning.pytorch.Callback (pipekit callbacks go in TrainingLoop.callbacks)",
-                    field=f"backend_options.callbacks[{i}]",
-                )
-    return out
+    return require_instances(
+        value,
+        pl.Callback,
+        key="callbacks",
+        what="lightning.pytorch.Callback",
+        hint="pipekit callbacks go in TrainingLoop.callbacks",
+    )
 
 
 #: Pipekit's keys, then the Trainer arguments checked here (the rest pass through).

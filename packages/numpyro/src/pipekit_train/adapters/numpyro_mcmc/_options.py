@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipekit_train.adapters.bayes import SAMPLER_ALIASES, parse_init_values
+from pipekit_train.adapters.bayes import INIT_JITTER_OPTION, SAMPLER_ALIASES, parse_init_values
 from pipekit_train.engine import (
     RESUME_OPTION,
     OptionSpec,
@@ -181,13 +181,7 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
         what="an array, or a mapping from a site (group) to its block",
     ),
     _bool("forward_mode_differentiation", False, "forward-mode gradients (jax.jacfwd)"),
-    OptionSpec(
-        "init_jitter",
-        "float",
-        0.0,
-        "sd of each chain's own Normal jitter around init_values (unconstrained space)",
-        low=0,
-    ),
+    INIT_JITTER_OPTION,
     OptionSpec(
         "num_steps",
         "int",
