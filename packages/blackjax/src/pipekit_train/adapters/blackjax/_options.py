@@ -8,7 +8,7 @@ naming it and the samplers that do take it. Every key is declared as a spec
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pipekit_train.adapters.bayes import (
@@ -116,149 +116,121 @@ COMMON_SPECS: tuple[OptionSpec, ...] = (
 )
 COMMON: dict[str, Any] = {spec.name: spec.default for spec in COMMON_SPECS}
 
-#: parameter → (kind, low, high, low_open, high_open, what, doc)
-_PARAM_KINDS: dict[str, tuple[str, float | None, float | None, bool, bool, str, str]] = {
-    "step_size": ("float", 0, None, True, False, "a positive number", "integrator step size"),
-    "target_accept": (
-        "float",
-        0,
-        1,
-        True,
-        True,
-        "a number in (0, 1)",
-        "window adaptation's target acceptance",
-    ),
-    "dense_mass": ("bool", None, None, False, False, "", "adapt a dense mass matrix"),
-    "max_tree_depth": ("int", 1, None, False, False, "", "NUTS's maximum tree depth"),
-    "warm_start": (
-        "choice",
-        None,
-        None,
-        False,
-        False,
-        "'none' or 'pathfinder'",
-        "start of adaptation",
-    ),
-    "num_integration_steps": ("int", 1, None, False, False, "", "leapfrog steps per proposal"),
-    "diagonal_preconditioning": (
-        "bool",
-        None,
-        None,
-        False,
-        False,
-        "",
-        "MCLMC's diagonal preconditioner",
-    ),
-    "desired_energy_var": (
-        "float",
-        0,
-        None,
-        True,
-        False,
-        "a positive number",
-        "MCLMC's target energy variance",
-    ),
-    "frac_tune1": (
-        "float",
-        0,
-        1,
-        False,
-        True,
-        "a fraction in [0, 1)",
-        "MCLMC tuning stage 1 share",
-    ),
-    "frac_tune2": (
-        "float",
-        0,
-        1,
-        False,
-        True,
-        "a fraction in [0, 1)",
-        "MCLMC tuning stage 2 share",
-    ),
-    "frac_tune3": (
-        "float",
-        0,
-        1,
-        False,
-        True,
-        "a fraction in [0, 1)",
-        "MCLMC tuning stage 3 share",
-    ),
-    "maxiter": ("int", 1, None, False, False, "", "pathfinder's L-BFGS iterations"),
-    "maxcor": ("int", 1, None, False, False, "", "pathfinder's L-BFGS history"),
-    "num_elbo_samples": ("int", 1, None, False, False, "", "pathfinder's ELBO draws"),
-    "step_size_power": (
-        "float",
-        0,
-        1,
-        False,
-        False,
-        "a number in [0, 1] (0: constant step size)",
-        "SG-MCMC step-size decay exponent",
-    ),
-    "temperature": ("float", 0, None, True, False, "a positive number", "SG-MCMC temperature"),
-    "alpha": ("float", 0, None, False, False, "a number >= 0", "SGHMC friction"),
-    "beta": ("float", 0, None, False, False, "a number >= 0", "SGHMC noise estimate"),
-    "num_particles": (
-        "int",
-        2,
-        None,
-        False,
-        False,
-        "an integer >= 2 (or unset: num_samples)",
-        "SMC particles (default: num_samples)",
-    ),
-    "target_ess": ("float", 0, 1, True, False, "a fraction in (0, 1]", "SMC tempering target ESS"),
-    "max_tempering_steps": ("int", 1, None, False, False, "", "SMC's tempering steps at most"),
-    "num_mcmc_steps": ("int", 1, None, False, False, "", "SMC's HMC moves per step"),
-    "init_scale": (
-        "float",
-        0,
-        None,
-        True,
-        False,
-        "a positive number",
-        "sd of the initial particles",
-    ),
-    "mass_matrix": (
-        "choice",
-        None,
-        None,
-        False,
-        False,
-        "'particles' (the particles' variance) or 'identity'",
-        "SMC's HMC mass matrix",
-    ),
-    "learning_rate": ("float", 0, None, True, False, "a positive number", "SVGD's step size"),
-    "num_updates": ("int", 1, None, False, False, "", "SVGD updates"),
+
+def _positive(name: str, doc: str) -> OptionSpec:
+    return OptionSpec(name, "float", None, doc, low=0, low_open=True, what="a positive number")
+
+
+def _count(name: str, doc: str, low: int = 1) -> OptionSpec:
+    return OptionSpec(name, "int", None, doc, low=low)
+
+
+def _fraction(name: str, doc: str) -> OptionSpec:
+    return OptionSpec(
+        name, "float", None, doc, low=0, high=1, high_open=True, what="a fraction in [0, 1)"
+    )
+
+
+def _nonnegative(name: str, doc: str) -> OptionSpec:
+    return OptionSpec(name, "float", None, doc, low=0)
+
+
+def _flag(name: str, doc: str) -> OptionSpec:
+    return OptionSpec(name, "bool", None, doc)
+
+
+#: Every sampler parameter's spec (the default comes from ``SAMPLER_PARAMS``, per sampler).
+_PARAMS: dict[str, OptionSpec] = {
+    s.name: s
+    for s in (
+        _positive("step_size", "integrator step size"),
+        OptionSpec(
+            "target_accept",
+            "float",
+            None,
+            "window adaptation's target acceptance",
+            low=0,
+            high=1,
+            low_open=True,
+            high_open=True,
+        ),
+        _flag("dense_mass", "adapt a dense mass matrix"),
+        _count("max_tree_depth", "NUTS's maximum tree depth"),
+        OptionSpec(
+            "warm_start",
+            "choice",
+            None,
+            "start of the adaptation",
+            choices=("none", "pathfinder"),
+            what="'none' or 'pathfinder'",
+        ),
+        _count("num_integration_steps", "leapfrog steps per proposal"),
+        _flag("diagonal_preconditioning", "MCLMC's diagonal preconditioner"),
+        _positive("desired_energy_var", "MCLMC's target energy variance"),
+        _fraction("frac_tune1", "MCLMC tuning, share of stage 1"),
+        _fraction("frac_tune2", "MCLMC tuning, share of stage 2"),
+        _fraction("frac_tune3", "MCLMC tuning, share of stage 3"),
+        _count("maxiter", "pathfinder's L-BFGS iterations"),
+        _count("maxcor", "pathfinder's L-BFGS history"),
+        _count("num_elbo_samples", "pathfinder's ELBO draws"),
+        OptionSpec(
+            "step_size_power",
+            "float",
+            None,
+            "SG-MCMC step-size decay exponent",
+            low=0,
+            high=1,
+            what="a number in [0, 1] (0: constant step size)",
+        ),
+        _positive("temperature", "SG-MCMC temperature"),
+        _nonnegative("alpha", "SGHMC friction"),
+        _nonnegative("beta", "SGHMC noise estimate"),
+        OptionSpec(
+            "num_particles",
+            "int",
+            None,
+            "SMC particles (default: num_samples)",
+            low=2,
+            optional=True,
+            what="an integer >= 2 (or unset: num_samples)",
+        ),
+        OptionSpec(
+            "target_ess",
+            "float",
+            None,
+            "SMC tempering's target ESS",
+            low=0,
+            high=1,
+            low_open=True,
+            what="a fraction in (0, 1]",
+        ),
+        _count("max_tempering_steps", "SMC's tempering steps at most"),
+        _count("num_mcmc_steps", "SMC's HMC moves per step"),
+        _positive("init_scale", "sd of the initial particles"),
+        OptionSpec(
+            "mass_matrix",
+            "choice",
+            None,
+            "SMC's HMC mass matrix",
+            choices=("particles", "identity"),
+            what="'particles' (the particles' variance) or 'identity'",
+        ),
+        _positive("learning_rate", "SVGD's step size"),
+        _count("num_updates", "SVGD updates"),
+    )
 }
-_CHOICES = {"warm_start": ("none", "pathfinder"), "mass_matrix": ("particles", "identity")}
 
 
 def sampler_specs(sampler: str) -> tuple[OptionSpec, ...]:
     """The specs of ``sampler``'s own parameters, with its defaults."""
-    out = []
-    for name, default in SAMPLER_PARAMS[sampler].items():
-        kind, low, high, low_open, high_open, what, doc = _PARAM_KINDS[name]
-        aliases = tuple(a for a, c in SAMPLER_ALIASES.items() if c == name)
-        out.append(
-            OptionSpec(
-                name,
-                kind,
-                default,
-                doc,
-                low=low,
-                high=high,
-                low_open=low_open,
-                high_open=high_open,
-                choices=_CHOICES.get(name, ()),
-                optional=name == "num_particles",
-                aliases=aliases,
-                what=what or ("an integer >= 1" if kind == "int" else ""),
-            )
+    return tuple(
+        replace(
+            _PARAMS[name],
+            default=default,
+            aliases=tuple(a for a, c in SAMPLER_ALIASES.items() if c == name),
         )
-    return tuple(out)
+        for name, default in SAMPLER_PARAMS[sampler].items()
+    )
 
 
 @dataclass(frozen=True)
