@@ -136,45 +136,38 @@ def _pl_callbacks(value: Any) -> list[Any]:
     )
 
 
+def _trainer_arg(name: str, doc: str, check: Any, what: str) -> OptionSpec:
+    """A ``Trainer`` argument whose value ``check`` judges (unset: Lightning's default)."""
+    return OptionSpec(name, "any", None, f"Trainer: {doc}", optional=True, check=check, what=what)
+
+
 #: Pipekit's keys, then the Trainer arguments checked here (the rest pass through).
 OPTION_SPECS: tuple[OptionSpec, ...] = (
     RESUME_OPTION,
     OptionSpec("num_workers", "int", 0, "the training loader's worker processes", low=0),
-    OptionSpec(
+    _trainer_arg(
         "precision",
-        "any",
-        None,
-        "Trainer: Lightning's precision (or set TrainingLoop.precision)",
-        optional=True,
-        check=_precision,
-        what="a Lightning precision: '32-true', 'bf16-mixed', '16-mixed', …",
+        "Lightning's precision (or set TrainingLoop.precision)",
+        _precision,
+        "a Lightning precision: '32-true', 'bf16-mixed', '16-mixed', …",
     ),
-    OptionSpec(
+    _trainer_arg(
         "accelerator",
-        "any",
-        None,
-        "Trainer: 'cpu', 'cuda', 'mps', 'auto', … (one this machine has)",
-        optional=True,
-        check=lambda v: _registered("accelerator", v),
-        what="a registered accelerator name or an Accelerator",
+        "'cpu', 'cuda', 'mps', 'auto', … (one this machine has)",
+        lambda v: _registered("accelerator", v),
+        "a registered accelerator name or an Accelerator",
     ),
-    OptionSpec(
+    _trainer_arg(
         "strategy",
-        "any",
-        None,
-        "Trainer: 'auto', 'ddp', 'ddp_spawn', 'fsdp', …, or a Strategy",
-        optional=True,
-        check=lambda v: _registered("strategy", v),
-        what="a registered strategy name or a Strategy",
+        "'auto', 'ddp', 'ddp_spawn', 'fsdp', …, or a Strategy",
+        lambda v: _registered("strategy", v),
+        "a registered strategy name or a Strategy",
     ),
-    OptionSpec(
+    _trainer_arg(
         "devices",
-        "any",
-        None,
-        "Trainer: how many devices (or which); TrainingLoop.batch_size is the global batch",
-        optional=True,
-        check=_devices,
-        what="an integer >= 1, -1 (all), 'auto', or a list of device indices",
+        "how many devices (or which); TrainingLoop.batch_size is the global batch",
+        _devices,
+        "an integer >= 1, -1 (all), 'auto', or a list of device indices",
     ),
     OptionSpec("num_nodes", "int", None, "Trainer: machines for DDP", low=1, optional=True),
     OptionSpec(
