@@ -22,6 +22,7 @@ from ._options import optimizer_id_option as optimizer_id_option
 from ._options import options_markdown as options_markdown
 from ._options import parse_backend_options as parse_backend_options
 from ._options import require_instances as require_instances
+from ._options import resolve_aliases as resolve_aliases
 from ._program import BatchStream as BatchStream
 from ._program import Phase as Phase
 from ._program import StepCheckpointer as StepCheckpointer
@@ -41,6 +42,7 @@ __all__ = [
     "options_markdown",
     "parse_backend_options",
     "require_instances",
+    "resolve_aliases",
     "BatchStream",
     "CallbackRunner",
     "DriverResult",

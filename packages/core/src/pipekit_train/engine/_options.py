@@ -30,6 +30,7 @@ __all__ = [
     "compilation_cache_option",
     "optimizer_id_option",
     "require_instances",
+    "resolve_aliases",
 ]
 
 #: What ``kind`` may be: the type a value must have (``"any"``: only ``check`` decides).
@@ -181,23 +182,24 @@ class ParsedOptions:
         return self.values[name]
 
 
-def _resolve_aliases(
-    raw: Mapping[str, Any], specs: Sequence[OptionSpec], backend: str
+def resolve_aliases(
+    raw: Mapping[str, Any], aliases: Mapping[str, str], backend: str
 ) -> dict[str, Any]:
+    """``raw`` with every alias (``alias → canonical``) renamed (a new dict); an alias and its
+    canonical name both given with different values is a ``ConfigError`` naming both."""
     out = dict(raw)
-    for spec in specs:
-        for alias in spec.aliases:
-            if alias not in out:
-                continue
-            value = out.pop(alias)
-            if spec.name in out and out[spec.name] != value:
-                raise ConfigError(
-                    f"backend_options.{alias} ({value!r}) and backend_options.{spec.name} "
-                    f"({out[spec.name]!r}) are one option of {backend} under two names, with "
-                    f"different values; give only {spec.name}",
-                    field=f"backend_options.{spec.name}",
-                )
-            out[spec.name] = value
+    for alias, canonical in aliases.items():
+        if alias not in out:
+            continue
+        value = out.pop(alias)
+        if canonical in out and out[canonical] != value:
+            raise ConfigError(
+                f"backend_options.{alias} ({value!r}) and backend_options.{canonical} "
+                f"({out[canonical]!r}) are one option of {backend} under two names, with "
+                f"different values; give only {canonical}",
+                field=f"backend_options.{canonical}",
+            )
+        out[canonical] = value
     return out
 
 
@@ -237,7 +239,7 @@ def parse_backend_options(
                 f"backend_options keys must be option names (strings), got {key!r}",
                 field="backend_options",
             )
-    resolved = _resolve_aliases(raw, specs, backend)
+    resolved = resolve_aliases(raw, {a: s.name for s in specs for a in s.aliases}, backend)
     by_name = {s.name: s for s in specs}
     rest: dict[str, Any] = {}
     for key, value in resolved.items():
