@@ -29,3 +29,13 @@ def assert_untouched(folder: Path, files: dict[str, bytes]) -> None:
     for name, data in files.items():
         assert (folder / name).is_file(), f"{name} was deleted or moved from {folder}"
         assert (folder / name).read_bytes() == data, f"{name} in {folder} was changed"
+
+
+def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under ``folder`` (relative path → bytes, mtime in ns), folders as ``b""``:
+    equal before and after a refused run means the run touched nothing there."""
+    out: dict[str, tuple[bytes, int]] = {}
+    for path in sorted(folder.rglob("*")):
+        rel = str(path.relative_to(folder))
+        out[rel] = (path.read_bytes() if path.is_file() else b"", path.stat().st_mtime_ns)
+    return out

@@ -40,6 +40,7 @@ __all__ = [
     "assert_recovers_regression",
     "compilation_cache_dir",
     "loop_for",
+    "numpyro_regression",
 ]
 
 SCALES = np.array([1.0, 2.0, 0.5])
@@ -78,6 +79,18 @@ def logprior(params: Any) -> Any:
 def loglik(params: Any, datum: Any) -> Any:
     """One datum's Normal(x . beta, 0.5) log-likelihood."""
     return -0.5 * ((datum["y"] - datum["x"] @ params) / 0.5) ** 2
+
+
+def numpyro_regression(x: Any, y: Any = None, N: Any = None) -> None:
+    """A NumPyro model: beta ~ Normal(0, 10) per column, sigma ~ HalfNormal(1);
+    y ~ Normal(x @ beta, sigma), with a subsample plate for the minibatch samplers."""
+    import numpyro
+    import numpyro.distributions as dist
+
+    beta = numpyro.sample("beta", dist.Normal(0.0, 10.0).expand([x.shape[1]]).to_event(1))
+    sigma = numpyro.sample("sigma", dist.HalfNormal(1.0))
+    with numpyro.plate("data", x.shape[0] if N is None else N, subsample_size=x.shape[0]):
+        numpyro.sample("obs", dist.Normal(x @ beta, sigma), obs=y)
 
 
 def regression_task(**kw: Any) -> BlackjaxTask:

@@ -8,10 +8,9 @@ import warnings
 
 import jax
 import numpy as np
-import numpyro
-import numpyro.distributions as dist
 import pytest
 from _bjx_helpers import gauss_task, loop_for, regression_data
+from _bjx_helpers import numpyro_regression as regression
 
 from pipekit_train.adapters.bayes import NumpyroTask
 from pipekit_train.adapters.blackjax import BlackjaxTask, parse_options
@@ -19,14 +18,6 @@ from pipekit_train.adapters.blackjax._target import build_target, check_target
 from pipekit_train.errors import ConfigError
 
 X, Y = regression_data()
-
-
-def regression(x, y=None, N=None):
-    """beta ~ Normal(0, 10), sigma ~ HalfNormal(1); y ~ Normal(x @ beta, sigma)."""
-    beta = numpyro.sample("beta", dist.Normal(0.0, 10.0).expand([x.shape[1]]).to_event(1))
-    sigma = numpyro.sample("sigma", dist.HalfNormal(1.0))
-    with numpyro.plate("data", x.shape[0] if N is None else N, subsample_size=x.shape[0]):
-        numpyro.sample("obs", dist.Normal(x @ beta, sigma), obs=y)
 
 
 def _starts(sampler: str, init_values: dict | None) -> dict[str, np.ndarray]:
@@ -118,5 +109,6 @@ def test_a_value_outside_its_sites_support_is_a_config_error(sampler: str) -> No
     )
     with pytest.raises(ConfigError) as err:
         loop.run()
-    assert err.value.field == "backend_options.init_values"
+    # Judged on the traced site's support before compiling, so the site itself is named.
+    assert err.value.field == "backend_options.init_values.sigma"
     assert "support" in str(err.value) and "sigma" in str(err.value)

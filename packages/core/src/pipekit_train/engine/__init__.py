@@ -38,6 +38,16 @@ from ._inspect import find_checkpoint_files as find_checkpoint_files
 from ._inspect import inspect_checkpoints as inspect_checkpoints
 from ._inspect import open_checkpoint_files as open_checkpoint_files
 from ._inspect import read_state as read_state
+from ._options import RESUME_OPTION as RESUME_OPTION
+from ._options import OptionSpec as OptionSpec
+from ._options import ParsedOptions as ParsedOptions
+from ._options import compilation_cache_option as compilation_cache_option
+from ._options import num_data_option as num_data_option
+from ._options import optimizer_id_option as optimizer_id_option
+from ._options import options_markdown as options_markdown
+from ._options import parse_backend_options as parse_backend_options
+from ._options import require_instances as require_instances
+from ._options import resolve_aliases as resolve_aliases
 from ._program import BatchStream as BatchStream
 from ._program import Phase as Phase
 from ._program import StepCheckpointer as StepCheckpointer
@@ -76,6 +86,16 @@ __all__ = [
     "materialize",
     "normalize_dataset",
     "output_width",
+    "OptionSpec",
+    "ParsedOptions",
+    "RESUME_OPTION",
+    "compilation_cache_option",
+    "num_data_option",
+    "optimizer_id_option",
+    "options_markdown",
+    "parse_backend_options",
+    "require_instances",
+    "resolve_aliases",
     "BatchStream",
     "CallbackRunner",
     "DriverResult",

@@ -9,6 +9,8 @@
 - ``diagnostics`` / ``diagnostic_warnings`` / ``to_inference_data`` — ArviZ's
   rank-normalised R-hat, bulk/tail ESS, MCSE, and the divergence count.
 - ``ConvergenceStop`` — a callback ending an MCMC run once R-hat and bulk ESS reach a target.
+- ``parse_init_values`` / ``check_init_values`` / ``starts_from`` — both MCMC backends'
+  ``init_values``: numbers, latent sites, their shapes and supports, before compiling.
 - ``draws_by_chain`` / ``SAMPLE_PREFIX`` — the MCMC backends' draws in the driver trace.
 
 Model convention: ``model(x, y=None)`` with the observed site conditioned on
@@ -37,6 +39,13 @@ from ._diagnostics import (
     warn_diagnostics,
 )
 from ._guides import GUIDE_NAMES, make_guide
+from ._init_values import (
+    INIT_JITTER_OPTION,
+    check_init_values,
+    outside_support,
+    parse_init_values,
+    starts_from,
+)
 from ._model import (
     bind_data_size,
     check_model_signature,
@@ -91,5 +100,10 @@ __all__ = [
     "SAMPLER_ALIASES",
     "resolve_aliases",
     "init_to_value_jittered",
+    "parse_init_values",
+    "INIT_JITTER_OPTION",
+    "check_init_values",
+    "outside_support",
+    "starts_from",
     "draws_by_chain",
 ]

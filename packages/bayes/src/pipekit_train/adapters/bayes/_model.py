@@ -187,11 +187,22 @@ def is_factor_site(site: Mapping[str, Any]) -> bool:
     return isinstance(site.get("fn"), Unit)
 
 
+def _support(site: Mapping[str, Any]) -> Any:
+    """A latent sample site's support constraint (its bounds may be traced values), else None."""
+    if site["type"] != "sample" or site.get("is_observed"):
+        return None
+    try:
+        return site["fn"].support
+    except Exception:  # noqa: BLE001 - a distribution without one: nothing to check against
+        return None
+
+
 def model_sites(
     model: Callable[..., Any], x: Any, y: Any, kwargs: Mapping[str, Any] | None = None
 ) -> dict[str, dict[str, Any]]:
-    """Site name → ``{"type", "is_observed", "is_factor", "shape"}``, traced abstractly
-    (nothing compiles); ``kwargs`` are the model's keyword arrays.
+    """Site name → ``{"type", "is_observed", "is_factor", "shape", "support"}``, traced
+    abstractly (nothing compiles); ``kwargs`` are the model's keyword arrays. ``support`` is a
+    latent sample site's NumPyro constraint (``None`` otherwise), for ``check_init_values``.
 
     The model is run under ``jax.eval_shape`` with NumPyro's ``trace``, ``seed`` and
     ``substitute`` handlers, so a failure here is the user's model failing on the data.
@@ -214,6 +225,7 @@ def model_sites(
                 "is_observed": bool(site.get("is_observed", False)),
                 "is_factor": site["type"] == "sample" and is_factor_site(site),
                 "shape": tuple(getattr(site.get("value"), "shape", ())),
+                "support": _support(site),
             }
         return 0
 

@@ -2,16 +2,28 @@
 
 Flat keys: ``sampler`` picks the algorithm; each sampler takes its own parameters
 (``SAMPLER_PARAMS``), and a parameter of another sampler is a ``ConfigError``
-naming it and the samplers that do take it.
+naming it and the samplers that do take it. Every key is declared as a spec
+(``COMMON_SPECS``, ``sampler_specs``) and checked by core's one parser.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pipekit_train.adapters.bayes import SAMPLER_ALIASES, resolve_aliases
-from pipekit_train.engine import RESUME_MODES
+from pipekit_train.adapters.bayes import (
+    INIT_JITTER_OPTION,
+    SAMPLER_ALIASES,
+    parse_init_values,
+    resolve_aliases,
+)
+from pipekit_train.engine import (
+    RESUME_OPTION,
+    OptionSpec,
+    compilation_cache_option,
+    num_data_option,
+    parse_backend_options,
+)
 from pipekit_train.errors import ConfigError, closest
 
 __all__ = [
@@ -20,6 +32,8 @@ __all__ = [
     "check_counts",
     "SAMPLERS",
     "SAMPLER_PARAMS",
+    "COMMON_SPECS",
+    "sampler_specs",
 ]
 
 #: sampler → {parameter: default}
@@ -68,31 +82,157 @@ SAMPLER_PARAMS: dict[str, dict[str, Any]] = {
     "svgd": {"num_updates": 200, "learning_rate": 0.1, "init_scale": 1.0},
 }
 SAMPLERS = tuple(SAMPLER_PARAMS)
-COMMON: dict[str, Any] = {
-    "sampler": "nuts",
-    "x64": True,
-    "resume": "auto",
-    "steps_per_call": 100,
-    "compilation_cache": None,
-    "shuffle": True,
-    "init_values": None,
-    "init_jitter": 0.0,
-    "num_data": None,
+
+
+def _init_values(value: Any) -> dict[str, Any]:
+    return parse_init_values(value)
+
+
+#: The keys every sampler takes.
+COMMON_SPECS: tuple[OptionSpec, ...] = (
+    OptionSpec("sampler", "choice", "nuts", "the BlackJAX algorithm", choices=SAMPLERS),
+    OptionSpec("x64", "bool", True, "sample in float64, as Stan and PyMC do (false: float32)"),
+    RESUME_OPTION,
+    OptionSpec(
+        "steps_per_call",
+        "int",
+        100,
+        "draws per compiled call (the fixed chunk)",
+        low=1,
+        what="an integer >= 1",
+    ),
+    compilation_cache_option(),
+    OptionSpec("shuffle", "bool", True, "shuffle the minibatches of sgld / sghmc"),
+    OptionSpec(
+        "init_values",
+        "mapping",
+        None,
+        "site → starting value for every chain of a NumPyro task (the other sites "
+        "init_to_uniform); checked against the sites' shapes and supports",
+        optional=True,
+        check=_init_values,
+        what="a non-empty mapping of site names to starting values",
+    ),
+    INIT_JITTER_OPTION,
+    num_data_option(),
+)
+COMMON: dict[str, Any] = {spec.name: spec.default for spec in COMMON_SPECS}
+
+
+def _positive(name: str, doc: str) -> OptionSpec:
+    return OptionSpec(name, "float", None, doc, low=0, low_open=True, what="a positive number")
+
+
+def _count(name: str, doc: str, low: int = 1) -> OptionSpec:
+    return OptionSpec(name, "int", None, doc, low=low)
+
+
+def _fraction(name: str, doc: str) -> OptionSpec:
+    return OptionSpec(
+        name, "float", None, doc, low=0, high=1, high_open=True, what="a fraction in [0, 1)"
+    )
+
+
+def _nonnegative(name: str, doc: str) -> OptionSpec:
+    return OptionSpec(name, "float", None, doc, low=0)
+
+
+def _flag(name: str, doc: str) -> OptionSpec:
+    return OptionSpec(name, "bool", None, doc)
+
+
+#: Every sampler parameter's spec (the default comes from ``SAMPLER_PARAMS``, per sampler).
+_PARAMS: dict[str, OptionSpec] = {
+    s.name: s
+    for s in (
+        _positive("step_size", "integrator step size"),
+        OptionSpec(
+            "target_accept",
+            "float",
+            None,
+            "window adaptation's target acceptance",
+            low=0,
+            high=1,
+            low_open=True,
+            high_open=True,
+        ),
+        _flag("dense_mass", "adapt a dense mass matrix"),
+        _count("max_tree_depth", "NUTS's maximum tree depth"),
+        OptionSpec(
+            "warm_start",
+            "choice",
+            None,
+            "start of the adaptation",
+            choices=("none", "pathfinder"),
+            what="'none' or 'pathfinder'",
+        ),
+        _count("num_integration_steps", "leapfrog steps per proposal"),
+        _flag("diagonal_preconditioning", "MCLMC's diagonal preconditioner"),
+        _positive("desired_energy_var", "MCLMC's target energy variance"),
+        _fraction("frac_tune1", "MCLMC tuning, share of stage 1"),
+        _fraction("frac_tune2", "MCLMC tuning, share of stage 2"),
+        _fraction("frac_tune3", "MCLMC tuning, share of stage 3"),
+        _count("maxiter", "pathfinder's L-BFGS iterations"),
+        _count("maxcor", "pathfinder's L-BFGS history"),
+        _count("num_elbo_samples", "pathfinder's ELBO draws"),
+        OptionSpec(
+            "step_size_power",
+            "float",
+            None,
+            "SG-MCMC step-size decay exponent",
+            low=0,
+            high=1,
+            what="a number in [0, 1] (0: constant step size)",
+        ),
+        _positive("temperature", "SG-MCMC temperature"),
+        _nonnegative("alpha", "SGHMC friction"),
+        _nonnegative("beta", "SGHMC noise estimate"),
+        OptionSpec(
+            "num_particles",
+            "int",
+            None,
+            "SMC particles (default: num_samples)",
+            low=2,
+            optional=True,
+            what="an integer >= 2 (or unset: num_samples)",
+        ),
+        OptionSpec(
+            "target_ess",
+            "float",
+            None,
+            "SMC tempering's target ESS",
+            low=0,
+            high=1,
+            low_open=True,
+            what="a fraction in (0, 1]",
+        ),
+        _count("max_tempering_steps", "SMC's tempering steps at most"),
+        _count("num_mcmc_steps", "SMC's HMC moves per step"),
+        _positive("init_scale", "sd of the initial particles"),
+        OptionSpec(
+            "mass_matrix",
+            "choice",
+            None,
+            "SMC's HMC mass matrix",
+            choices=("particles", "identity"),
+            what="'particles' (the particles' variance) or 'identity'",
+        ),
+        _positive("learning_rate", "SVGD's step size"),
+        _count("num_updates", "SVGD updates"),
+    )
 }
-_POSITIVE = {"step_size", "desired_energy_var", "temperature", "init_scale", "learning_rate"}
-_FRACTIONS = {"frac_tune1", "frac_tune2", "frac_tune3"}
-_INTS = {
-    "max_tree_depth",
-    "num_integration_steps",
-    "steps_per_call",
-    "maxiter",
-    "maxcor",
-    "num_elbo_samples",
-    "max_tempering_steps",
-    "num_mcmc_steps",
-    "num_updates",
-}
-_BOOLS = {"dense_mass", "diagonal_preconditioning", "x64", "shuffle"}
+
+
+def sampler_specs(sampler: str) -> tuple[OptionSpec, ...]:
+    """The specs of ``sampler``'s own parameters, with its defaults."""
+    return tuple(
+        replace(
+            _PARAMS[name],
+            default=default,
+            aliases=tuple(a for a, c in SAMPLER_ALIASES.items() if c == name),
+        )
+        for name, default in SAMPLER_PARAMS[sampler].items()
+    )
 
 
 @dataclass(frozen=True)
@@ -117,119 +257,37 @@ class BlackjaxOptions:
     num_data: int | None = None
 
 
-def _where(name: str) -> str:
-    return f"backend_options.{name}"
-
-
-def _bad(name: str, what: str, value: Any) -> ConfigError:
-    return ConfigError(f"{_where(name)} must be {what}, got {value!r}", field=_where(name))
-
-
-def _check_value(name: str, value: Any) -> Any:
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if name in _BOOLS:
-        if not isinstance(value, bool):
-            raise _bad(name, "true or false", value)
-    elif name in _INTS:
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise _bad(name, "an integer >= 1", value)
-    elif name == "num_particles":
-        if value is not None and (
-            not isinstance(value, int) or isinstance(value, bool) or value < 2
-        ):
-            raise _bad(name, "an integer >= 2 (or unset: num_samples)", value)
-    elif name == "target_ess":
-        if not number or not 0 < value <= 1:
-            raise _bad(name, "a fraction in (0, 1]", value)
-        value = float(value)
-    elif name == "target_accept":
-        if not number or not 0 < value < 1:
-            raise _bad(name, "a number in (0, 1)", value)
-        value = float(value)
-    elif name in _FRACTIONS:
-        if not number or not 0 <= value < 1:
-            raise _bad(name, "a fraction in [0, 1)", value)
-        value = float(value)
-    elif name in _POSITIVE:
-        if not number or value <= 0:
-            raise _bad(name, "a positive number", value)
-        value = float(value)
-    elif name == "step_size_power":
-        if not number or not 0 <= value <= 1:
-            raise _bad(name, "a number in [0, 1] (0: constant step size)", value)
-        value = float(value)
-    elif name in ("alpha", "beta"):
-        if not number or value < 0:
-            raise _bad(name, "a number >= 0", value)
-        value = float(value)
-    elif name == "mass_matrix" and value not in ("particles", "identity"):
-        raise _bad(name, "'particles' (the particles' variance) or 'identity'", value)
-    elif name == "warm_start" and value not in ("none", "pathfinder"):
-        raise _bad(name, "'none' or 'pathfinder'", value)
-    elif name == "resume" and value not in RESUME_MODES:
-        raise _bad(name, "one of " + ", ".join(RESUME_MODES), value)
-    elif name == "init_jitter":
-        if not number or value < 0:
-            raise _bad(name, "a number >= 0 (0: every chain exactly at init_values)", value)
-        value = float(value)
-    elif name == "init_values" and value is not None:
-        value = _init_values(value)
-    return value
-
-
-def _init_values(value: Any) -> dict[str, Any]:
-    """``{site: value}`` with numeric, finite values (as float64 NumPy arrays)."""
-    import numpy as np
-
-    if not isinstance(value, dict) or not value:
-        raise _bad("init_values", "a non-empty mapping of site names to starting values", value)
-    out = {}
-    for site, v in value.items():
-        try:
-            a = np.asarray(v, dtype=float)
-        except (TypeError, ValueError):
-            raise _bad(f"init_values.{site}", "a number or an array of numbers", v) from None
-        if not isinstance(site, str) or not np.all(np.isfinite(a)):
-            raise _bad(f"init_values.{site}", "finite numbers under a site name", v)
-        out[site] = a
-    return out
-
-
 def parse_options(raw: dict[str, Any] | None) -> BlackjaxOptions:
     """Check every key and value of ``backend_options`` (``ConfigError`` naming the key).
 
     NumPyro's spellings are accepted (``SAMPLER_ALIASES``): ``target_accept_prob`` for
     ``target_accept``; BlackJAX's own ``max_num_doublings`` for ``max_tree_depth``.
     """
-    raw = resolve_aliases(raw or {}, SAMPLER_ALIASES, "blackjax")
-    sampler = raw.get("sampler", "nuts")
-    if sampler not in SAMPLERS:
-        raise ConfigError(
-            f"backend_options.sampler = {sampler!r} is not a BlackJAX sampler of this backend"
-            f"{closest(str(sampler), SAMPLERS)}; valid: {', '.join(SAMPLERS)}",
-            field="backend_options.sampler",
-        )
+    if isinstance(raw, dict):  # one sampler's alias may name another sampler's parameter
+        raw = resolve_aliases(raw, SAMPLER_ALIASES, "blackjax")
+    common = parse_backend_options(raw, COMMON_SPECS, backend="blackjax", keep_unknown=True)
+    sampler = common["sampler"]
+    own_specs = sampler_specs(sampler)
+    parsed = parse_backend_options(common.rest, own_specs, backend="blackjax", keep_unknown=True)
     own = SAMPLER_PARAMS[sampler]
     every = set(COMMON).union(*SAMPLER_PARAMS.values())
-    for key in raw:
-        if key in COMMON or key in own:
-            continue
-        if key in every:
-            takers = [s for s, p in SAMPLER_PARAMS.items() if key in p]
+    for key in parsed.rest:
+        if key in every or key in SAMPLER_ALIASES:
+            canonical = SAMPLER_ALIASES.get(key, key)
+            takers = [s for s, p in SAMPLER_PARAMS.items() if canonical in p]
             raise ConfigError(
                 f"backend_options.{key} is not a parameter of sampler {sampler!r} (it takes "
                 f"{', '.join(sorted(own))}); {key} belongs to {', '.join(takers)}",
-                field=_where(key),
+                field=f"backend_options.{key}",
             )
         raise ConfigError(
             f"backend_options.{key} is not an option of blackjax{closest(key, every)}; "
             f"sampler {sampler!r} takes {', '.join(sorted(own))}, every sampler "
             f"{', '.join(sorted(set(COMMON)))}",
-            field=_where(key),
+            field=f"backend_options.{key}",
         )
-    params = {k: _check_value(k, raw.get(k, d)) for k, d in own.items()}
-    common = {k: _check_value(k, raw.get(k, d)) for k, d in COMMON.items() if k != "sampler"}
-    return BlackjaxOptions(sampler=str(sampler), params=params, **common)
+    values = {k: v for k, v in common.values.items() if k != "sampler"}
+    return BlackjaxOptions(sampler=str(sampler), params=dict(parsed.values), **values)
 
 
 def check_counts(options: BlackjaxOptions, num_samples: int) -> None:

@@ -9,8 +9,7 @@ compiles the model).
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,10 +17,12 @@ import numpy as np
 
 from pipekit_train.adapters.bayes import (
     bind_data_size,
+    check_init_values,
     check_task_on_data,
     init_to_value_jittered,
     log_density_from_model,
     minibatch_log_density_from_model,
+    starts_from,
 )
 from pipekit_train.errors import ConfigError
 
@@ -80,7 +81,8 @@ def _scalar_of(fn: Callable[..., Any], args: tuple[Any, ...], name: str, hint: s
 
 
 def _check_init_values(sites: dict[str, Any] | None, values: Any) -> None:
-    """``backend_options.init_values`` names latent sites of the NumPyro model, in their shapes."""
+    """``backend_options.init_values`` names latent sites of the NumPyro model, in their shapes
+    and supports (bayes' ``check_init_values``, shared with numpyro-mcmc)."""
     if not values:
         return
     if sites is None:
@@ -89,24 +91,7 @@ def _check_init_values(sites: dict[str, Any] | None, values: Any) -> None:
             "starts at task.init_position",
             field="backend_options.init_values",
         )
-    latent = {
-        n: tuple(s["shape"])
-        for n, s in sites.items()
-        if s["type"] == "sample" and not s["is_observed"]
-    }
-    for site, value in values.items():
-        field = f"backend_options.init_values.{site}"
-        if site not in latent:
-            raise ConfigError(
-                f"{field}: {site!r} is not a latent sample site of the model; its latent sites: "
-                f"{', '.join(sorted(latent))}",
-                field=field,
-            )
-        if np.shape(value) != latent[site]:
-            raise ConfigError(
-                f"{field} has shape {np.shape(value)}, the site has shape {latent[site]}",
-                field=field,
-            )
+    check_init_values(sites, values)
 
 
 def _check_sg(
@@ -221,29 +206,6 @@ def check_target(
     return sites
 
 
-@contextlib.contextmanager
-def _starts_from(init_values: dict[str, Any] | None) -> Iterator[None]:
-    """NumPyro's failure to start from ``init_values`` as a ``ConfigError``.
-
-    The model already ran on the data from uniform starts (``check_target``) and the names
-    and shapes were checked, so what is left is a value outside its site's support (a
-    negative scale, say): NumPyro's "Cannot find valid initial parameters", or a
-    distribution refusing the value as a parameter ("got invalid scale parameter")."""
-    try:
-        yield
-    except (RuntimeError, ValueError) as exc:
-        if not init_values or not (
-            "valid initial parameters" in str(exc) or "got invalid" in str(exc)
-        ):
-            raise
-        raise ConfigError(
-            f"backend_options.init_values {sorted(init_values)}: the model cannot start there "
-            f"({exc}); give each site a value inside its support (a scale > 0, a probability "
-            "in (0, 1), an ordered vector increasing)",
-            field="backend_options.init_values",
-        ) from exc
-
-
 def _as_sites(position: Any) -> dict[str, Any]:
     return dict(position) if isinstance(position, dict) else {POSITION_SITE: position}
 
@@ -295,7 +257,7 @@ def build_target(
     if nt is not None and sampler in SG_SAMPLERS:
         n = int(np.shape(x)[0]) if num_data is None else num_data
         model = bind_data_size(nt.bound_model(), n, batch_size, ordered=nt.ordered)
-        with _starts_from(init_values):
+        with starts_from(init_values):
             minibatch = minibatch_log_density_from_model(
                 model,
                 jnp.asarray(x),
@@ -313,7 +275,7 @@ def build_target(
             minibatch.postprocess_fn,
         )
     if nt is not None:
-        with _starts_from(init_values):
+        with starts_from(init_values):
             bridge = log_density_from_model(
                 nt.bound_model(),
                 jnp.asarray(x),

@@ -1,4 +1,10 @@
-"""``TrainingLoop.backend_options`` understood by the keras backend."""
+"""``TrainingLoop.backend_options`` understood by the keras backend, declared as specs and
+checked by core's one parser before Keras compiles or fits anything.
+
+``steps_per_execution`` goes to ``model.compile`` and ``callbacks`` to ``model.fit``; both
+are checked here (a callback that is not a ``keras.callbacks.Callback`` is refused by its
+index), so Keras never sees a value it would refuse mid-run.
+"""
 
 from __future__ import annotations
 
@@ -6,29 +12,70 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pipekit_train.engine import parse_resume
-from pipekit_train.errors import ConfigError, closest
-
-__all__ = ["KerasOptions", "parse_options", "KNOWN_OPTIONS"]
-
-KNOWN_OPTIONS = (
-    "steps_per_execution",
-    "resume",
-    "async_checkpointing",
-    "data_parallel",
-    "compilation_cache",
-    "callbacks",
+from pipekit_train.engine import (
+    RESUME_OPTION,
+    OptionSpec,
+    compilation_cache_option,
+    parse_backend_options,
+    require_instances,
 )
+
+__all__ = ["KerasOptions", "parse_options", "KNOWN_OPTIONS", "OPTION_SPECS"]
+
+
+def _keras_callbacks(value: Any) -> tuple[Any, ...]:
+    """Every entry a ``keras.callbacks.Callback`` (pipekit's own go in ``callbacks``)."""
+    if not value:
+        return ()
+    import keras
+
+    return tuple(
+        require_instances(
+            value,
+            keras.callbacks.Callback,
+            key="callbacks",
+            what="keras.callbacks.Callback",
+            hint="pipekit callbacks go in TrainingLoop.callbacks",
+        )
+    )
+
+
+#: Every key the keras backend takes (the reference page is written from these).
+OPTION_SPECS: tuple[OptionSpec, ...] = (
+    OptionSpec(
+        "steps_per_execution",
+        "int",
+        1,
+        "Keras' own: steps per call of its jitted train function (a Python loop over one "
+        "step); passed to compile",
+        low=1,
+        what="a positive integer",
+    ),
+    RESUME_OPTION,
+    OptionSpec("async_checkpointing", "bool", True, "Orbax writes in the background"),
+    OptionSpec(
+        "data_parallel",
+        "bool",
+        False,
+        "train under keras.distribution.DataParallel over all JAX devices",
+    ),
+    compilation_cache_option(),
+    OptionSpec(
+        "callbacks",
+        "list",
+        (),
+        "Keras callbacks run by fit beside pipekit's",
+        optional=True,
+        check=_keras_callbacks,
+        what="a list of keras.callbacks.Callback",
+    ),
+)
+KNOWN_OPTIONS = tuple(s.name for s in OPTION_SPECS)
 
 
 @dataclass(frozen=True)
 class KerasOptions:
-    """``steps_per_execution``: Keras' own (a Python loop over one jitted step);
-    ``resume``: ``auto``/``never``/``force`` (see docs/checkpointing.md);
-    ``async_checkpointing``: Orbax writes in the background; ``data_parallel``:
-    train under ``keras.distribution.DataParallel`` over all JAX devices;
-    ``compilation_cache``: a folder for JAX's persistent compilation cache (Keras
-    compiles through JAX), or ``None``/``"off"``; the CLI sets it."""
+    """The parsed options; each one's meaning is its spec's ``doc`` (``OPTION_SPECS``)."""
 
     steps_per_execution: int = 1
     resume: str = "auto"
@@ -38,47 +85,7 @@ class KerasOptions:
     callbacks: tuple[Any, ...] = ()
 
 
-def parse_options(options: Mapping[str, Any]) -> KerasOptions:
+def parse_options(options: Mapping[str, Any] | None) -> KerasOptions:
     """Validate ``backend_options``; unknown keys and bad values are ``ConfigError``."""
-    for key in options:
-        if key not in KNOWN_OPTIONS:
-            raise ConfigError(
-                f"backend_options.{key} is not an option of the keras backend"
-                f"{closest(key, KNOWN_OPTIONS)}; known: {', '.join(KNOWN_OPTIONS)}",
-                field=f"backend_options.{key}",
-            )
-    k = options.get("steps_per_execution", 1)
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ConfigError(
-            f"backend_options.steps_per_execution must be a positive integer, got {k!r}",
-            field="backend_options.steps_per_execution",
-        )
-    resume = options.get("resume", "auto")
-    parse_resume(resume)
-    for flag in ("async_checkpointing", "data_parallel"):
-        if flag in options and not isinstance(options[flag], bool):
-            raise ConfigError(
-                f"backend_options.{flag} must be true or false, got {options[flag]!r}",
-                field=f"backend_options.{flag}",
-            )
-    cache = options.get("compilation_cache")
-    if cache is not None and not isinstance(cache, str):
-        raise ConfigError(
-            f"backend_options.compilation_cache must be a folder path or 'off', got {cache!r}",
-            field="backend_options.compilation_cache",
-        )
-    callbacks = options.get("callbacks") or ()
-    if not isinstance(callbacks, (list, tuple)):
-        raise ConfigError(
-            f"backend_options.callbacks must be a list of keras.callbacks.Callback, got "
-            f"{type(callbacks).__name__}",
-            field="backend_options.callbacks",
-        )
-    return KerasOptions(
-        callbacks=tuple(callbacks),
-        compilation_cache=cache,
-        steps_per_execution=k,
-        resume=resume,
-        async_checkpointing=options.get("async_checkpointing", True),
-        data_parallel=options.get("data_parallel", False),
-    )
+    values = parse_backend_options(options, OPTION_SPECS, backend="keras").values
+    return KerasOptions(**{**values, "callbacks": tuple(values["callbacks"] or ())})

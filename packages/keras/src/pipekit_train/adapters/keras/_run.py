@@ -118,7 +118,7 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
             "own train_step computes it); give loss= or compile(loss=...), or drop val_dataset",
             field="val_dataset",
         )
-    user_callbacks = _user_callbacks(keras, options.callbacks)
+    user_callbacks = list(options.callbacks)  # checked by parse_options
     check_steps_per_execution(loop, options.steps_per_execution)
     kind = classification_kind(loop) if loss_fn is not None else None
     width = check_fits(model, loss_fn, first, "dataset")
@@ -201,19 +201,6 @@ def _resolve_loss(
             field="loss",
         )
     return compile_loss(keras, loop, first_y)
-
-
-def _user_callbacks(keras: Any, callbacks: Any) -> list[Any]:
-    """``backend_options["callbacks"]``: Keras callbacks that run beside pipekit's."""
-    out = list(callbacks or [])
-    for i, cb in enumerate(out):
-        if not isinstance(cb, keras.callbacks.Callback):
-            raise ConfigError(
-                f"backend_options.callbacks[{i}] is a {type(cb).__name__}, not a "
-                "keras.callbacks.Callback (pipekit callbacks go in TrainingLoop.callbacks)",
-                field=f"backend_options.callbacks[{i}]",
-            )
-    return out
 
 
 def _checkpointer(loop: Any, options: KerasOptions, print_: dict[str, Any]) -> Any:

@@ -1,17 +1,24 @@
-"""``backend_options`` of the ``numpyro-mcmc`` backend, validated before anything compiles."""
+"""``backend_options`` of the ``numpyro-mcmc`` backend, declared as specs (``OPTION_SPECS``)
+and checked by core's one parser before anything compiles. ``init_values`` is checked
+against the model's sites (shape, support) by bayes' ``check_init_values`` once traced."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipekit_train.adapters.bayes import SAMPLER_ALIASES, resolve_aliases
-from pipekit_train.engine import RESUME_MODES
+from pipekit_train.adapters.bayes import INIT_JITTER_OPTION, SAMPLER_ALIASES, parse_init_values
+from pipekit_train.engine import (
+    RESUME_OPTION,
+    OptionSpec,
+    compilation_cache_option,
+    parse_backend_options,
+)
 from pipekit_train.errors import ConfigError, closest
 
 from ._user_kernel import is_user_kernel
 
-__all__ = ["McmcOptions", "parse_options", "INIT_STRATEGIES"]
+__all__ = ["McmcOptions", "parse_options", "INIT_STRATEGIES", "OPTION_SPECS", "ALIASES"]
 
 INIT_STRATEGIES = ("uniform", "median", "mean", "feasible", "sample")
 KERNELS = ("nuts", "hmc")
@@ -54,53 +61,28 @@ def _field(name: str) -> str:
     return f"backend_options.{name}"
 
 
-def _bool(raw: dict[str, Any], name: str, default: bool) -> bool:
-    value = raw.get(name, default)
-    if not isinstance(value, bool):
-        raise ConfigError(
-            f"{_field(name)} must be true or false, got {value!r}", field=_field(name)
-        )
-    return value
-
-
-def _int(raw: dict[str, Any], name: str, default: int | None, low: int) -> int | None:
-    value = raw.get(name, default)
-    if value is None and default is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool) or value < low:
-        raise ConfigError(
-            f"{_field(name)} must be an integer >= {low}, got {value!r}", field=_field(name)
-        )
-    return value
-
-
-def _choice(raw: dict[str, Any], name: str, default: str, allowed: tuple[str, ...]) -> str:
-    value = raw.get(name, default)
-    if value not in allowed:
-        hint = closest(str(value), allowed)
-        raise ConfigError(
-            f"{_field(name)} = {value!r} is not one of {', '.join(allowed)}{hint}",
-            field=_field(name),
-        )
-    return str(value)
-
-
 #: The other libraries' spellings numpyro-mcmc accepts (``SAMPLER_ALIASES`` plus HMC's
 #: BlackJAX name for the leapfrog steps).
 ALIASES = {**SAMPLER_ALIASES, "num_integration_steps": "num_steps"}
 
 
-def _number(raw: dict[str, Any], name: str, default: float, low: float, strict: bool) -> float:
-    value = raw.get(name, default)
-    bad = isinstance(value, bool) or not isinstance(value, (int, float))
-    if bad or (value <= low if strict else value < low):
-        what = f"a number {'>' if strict else '>='} {low:g}"
-        raise ConfigError(f"{_field(name)} must be {what}, got {value!r}", field=_field(name))
-    return float(value)
+def _aliases(name: str) -> tuple[str, ...]:
+    return tuple(a for a, c in ALIASES.items() if c == name)
 
 
-def _dense_mass(raw: dict[str, Any]) -> Any:
-    value = raw.get("dense_mass", False)
+def _kernel(value: Any) -> Any:
+    """``'nuts'`` / ``'hmc'``, or the user's own NumPyro kernel object (``_user_kernel``)."""
+    if is_user_kernel(value) or value in KERNELS:
+        return value
+    hint = closest(str(value), KERNELS)
+    raise ConfigError(
+        f"{_field('kernel')} = {value!r} is not one of {', '.join(KERNELS)}{hint} (or a "
+        "numpyro.infer NUTS / HMC kernel object)",
+        field=_field("kernel"),
+    )
+
+
+def _dense_mass(value: Any) -> Any:
     if isinstance(value, bool):
         return value
     groups = value if isinstance(value, (list, tuple)) else None
@@ -115,12 +97,9 @@ def _dense_mass(raw: dict[str, Any]) -> Any:
     return [tuple(g) for g in groups]
 
 
-def _inverse_mass_matrix(raw: dict[str, Any]) -> Any:
+def _inverse_mass_matrix(value: Any) -> Any:
     import numpy as np
 
-    value = raw.get("inverse_mass_matrix")
-    if value is None:
-        return None
     field_ = _field("inverse_mass_matrix")
     try:
         if isinstance(value, dict):
@@ -139,6 +118,113 @@ def _inverse_mass_matrix(raw: dict[str, Any]) -> Any:
         ) from exc
 
 
+def _init_values(value: Any) -> dict[str, Any]:
+    """Numbers under site names (bayes' check); the values kept as given (the resume guard
+    records them)."""
+    parse_init_values(value, allow_empty=True)
+    return dict(value)
+
+
+def _bool(name: str, default: bool, doc: str) -> OptionSpec:
+    return OptionSpec(name, "bool", default, doc)
+
+
+#: Every key numpyro-mcmc takes (the reference page is written from these).
+OPTION_SPECS: tuple[OptionSpec, ...] = (
+    OptionSpec(
+        "kernel",
+        "any",
+        "nuts",
+        "'nuts' or 'hmc', or your own numpyro.infer NUTS / HMC kernel (Python only)",
+        check=_kernel,
+        what="'nuts', 'hmc' or a NumPyro NUTS / HMC kernel",
+    ),
+    OptionSpec("chain_method", "choice", "vectorized", "how chains run", choices=CHAIN_METHODS),
+    OptionSpec(
+        "dense_mass",
+        "any",
+        False,
+        "dense mass matrix: true / false, or site groups [['a', 'b'], ['c']]",
+        check=_dense_mass,
+        what="true, false or a list of site groups",
+    ),
+    OptionSpec(
+        "target_accept",
+        "float",
+        0.8,
+        "step-size adaptation's target acceptance probability",
+        low=0,
+        high=1,
+        low_open=True,
+        high_open=True,
+        aliases=_aliases("target_accept"),
+    ),
+    OptionSpec(
+        "max_tree_depth",
+        "int",
+        10,
+        "NUTS's maximum tree depth",
+        low=1,
+        aliases=_aliases("max_tree_depth"),
+    ),
+    OptionSpec("step_size", "float", 1.0, "initial step size", low=0, low_open=True),
+    _bool("adapt_step_size", True, "adapt the step size during warmup"),
+    _bool("adapt_mass_matrix", True, "adapt the mass matrix during warmup"),
+    OptionSpec(
+        "inverse_mass_matrix",
+        "any",
+        None,
+        "the initial inverse mass matrix: one array over all latent sites, or "
+        "{'a': block, 'a,b': block} by site group",
+        optional=True,
+        check=_inverse_mass_matrix,
+        what="an array, or a mapping from a site (group) to its block",
+    ),
+    _bool("forward_mode_differentiation", False, "forward-mode gradients (jax.jacfwd)"),
+    INIT_JITTER_OPTION,
+    OptionSpec(
+        "num_steps",
+        "int",
+        None,
+        "HMC's leapfrog steps (kernel 'hmc' only)",
+        low=1,
+        optional=True,
+        aliases=_aliases("num_steps"),
+    ),
+    OptionSpec(
+        "trajectory_length",
+        "float",
+        None,
+        "HMC's path length (kernel 'hmc' only)",
+        low=0,
+        low_open=True,
+        optional=True,
+        what="a positive number",
+    ),
+    _bool("regularize_mass_matrix", True, "Stan's regularisation of the adapted mass matrix"),
+    OptionSpec(
+        "init_strategy",
+        "choice",
+        "uniform",
+        "NumPyro's init strategy for the sites init_values does not set",
+        choices=INIT_STRATEGIES,
+    ),
+    OptionSpec(
+        "init_values",
+        "mapping",
+        {},
+        "site → starting value for every chain; each a latent site, in its shape, inside "
+        "its support",
+        check=_init_values,
+        what="a mapping of site names to starting values",
+    ),
+    _bool("x64", True, "sample in float64, as Stan and PyMC do (false: float32)"),
+    RESUME_OPTION,
+    OptionSpec("steps_per_call", "int", 100, "MCMC steps per compiled call", low=1),
+    compilation_cache_option(),
+)
+
+
 def parse_options(raw: dict[str, Any] | None) -> McmcOptions:
     """Check every key and value of ``backend_options`` (``ConfigError`` naming the key).
 
@@ -146,71 +232,20 @@ def parse_options(raw: dict[str, Any] | None) -> McmcOptions:
     ``num_integration_steps``) are accepted for ``target_accept``, ``max_tree_depth``
     and ``num_steps``.
     """
-    raw = resolve_aliases(raw or {}, ALIASES, "numpyro-mcmc")
-    known = set(McmcOptions.__dataclass_fields__) - {"kernel_object"}
-    for key in raw:
-        if key not in known:
-            raise ConfigError(
-                f"backend_options.{key} is not an option of numpyro-mcmc"
-                f"{closest(key, known | set(ALIASES))}; known: {', '.join(sorted(known))} "
-                f"(also accepted: {', '.join(f'{a} for {c}' for a, c in ALIASES.items())})",
-                field=_field(key),
-            )
-    target = raw.get("target_accept", 0.8)
-    if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target < 1:
-        raise ConfigError(
-            f"{_field('target_accept')} must be a number in (0, 1), got {target!r}",
-            field=_field("target_accept"),
-        )
-    trajectory = raw.get("trajectory_length")
-    if trajectory is not None and (
-        isinstance(trajectory, bool) or not isinstance(trajectory, (int, float)) or trajectory <= 0
-    ):
-        raise ConfigError(
-            f"{_field('trajectory_length')} must be a positive number, got {trajectory!r}",
-            field=_field("trajectory_length"),
-        )
-    init_values = raw.get("init_values", {})
-    if not isinstance(init_values, dict):
-        raise ConfigError(
-            f"{_field('init_values')} must map site names to starting values, got {init_values!r}",
-            field=_field("init_values"),
-        )
-    kernel_object = raw.get("kernel")
+    parsed = parse_backend_options(raw, OPTION_SPECS, backend="numpyro-mcmc")
+    values = dict(parsed.values)
+    kernel_object = values["kernel"]
     if is_user_kernel(kernel_object):  # the user's own kernel (issue 20): _user_kernel checks it
         from numpyro.infer import NUTS
 
-        kernel = "nuts" if isinstance(kernel_object, NUTS) else "hmc"
+        values["kernel"] = "nuts" if isinstance(kernel_object, NUTS) else "hmc"
     else:
         kernel_object = None
-        kernel = _choice(raw, "kernel", "nuts", KERNELS)
     for name in ("num_steps", "trajectory_length"):
-        if kernel_object is None and kernel == "nuts" and raw.get(name) is not None:
+        if kernel_object is None and values["kernel"] == "nuts" and values[name] is not None:
             raise ConfigError(
                 f"{_field(name)} applies to kernel 'hmc' only; NUTS chooses its own path "
                 "length (set backend_options.kernel = 'hmc' to use it)",
                 field=_field(name),
             )
-    return McmcOptions(
-        kernel=kernel,
-        chain_method=_choice(raw, "chain_method", "vectorized", CHAIN_METHODS),
-        dense_mass=_dense_mass(raw),
-        target_accept=float(target),
-        max_tree_depth=int(_int(raw, "max_tree_depth", 10, 1) or 10),
-        num_steps=_int(raw, "num_steps", None, 1),
-        trajectory_length=None if trajectory is None else float(trajectory),
-        regularize_mass_matrix=_bool(raw, "regularize_mass_matrix", True),
-        step_size=_number(raw, "step_size", 1.0, 0.0, strict=True),
-        adapt_step_size=_bool(raw, "adapt_step_size", True),
-        adapt_mass_matrix=_bool(raw, "adapt_mass_matrix", True),
-        inverse_mass_matrix=_inverse_mass_matrix(raw),
-        forward_mode_differentiation=_bool(raw, "forward_mode_differentiation", False),
-        init_jitter=_number(raw, "init_jitter", 0.0, 0.0, strict=False),
-        init_strategy=_choice(raw, "init_strategy", "uniform", INIT_STRATEGIES),
-        init_values=dict(init_values),
-        x64=_bool(raw, "x64", True),
-        resume=_choice(raw, "resume", "auto", RESUME_MODES),
-        steps_per_call=int(_int(raw, "steps_per_call", 100, 1) or 100),
-        compilation_cache=raw.get("compilation_cache"),
-        kernel_object=kernel_object,
-    )
+    return McmcOptions(**values, kernel_object=kernel_object)

@@ -10,6 +10,7 @@ import numpy as np
 
 from pipekit_train.adapters.bayes import (
     NumpyroPredictiveOp,
+    check_init_values,
     check_task_on_data,
     diagnostics,
     draws_by_chain,
@@ -17,6 +18,7 @@ from pipekit_train.adapters.bayes import (
     model_import_string,
     precision,
     require_task,
+    starts_from,
     warn_diagnostics,
     warn_unused_fields,
 )
@@ -153,6 +155,8 @@ def _run(
         k: np.asarray(v, dtype=dtype) if v.dtype.kind == "f" else v for k, v in extras.items()
     }
     sites = check_task_on_data(task, x, y, extras=extras)
+    if options.init_values:  # latent sites, their shapes and supports (bayes, as blackjax)
+        check_init_values(sites, options.init_values)
     # None: a factor likelihood, no site to draw predictions from (the op says so).
     site = task.predictive_site if task.predictive_site in sites else None
     if options.kernel_object is not None:
@@ -164,7 +168,8 @@ def _run(
     kernel = make_kernel(model, options)
     kwargs = {k: jnp.asarray(v) for k, v in extras.items()}
     chain = ChainStep(kernel, task, jnp.asarray(x), jnp.asarray(y), options.chain_method, kwargs)
-    state = chain.init(loop.seed)
+    with starts_from(options.init_values):  # a support depending on another site's value
+        state = chain.init(loop.seed)
     fp = _fingerprint(loop, task, options, state, x, y, extras)
 
     from pipekit_train.jax.checkpoint import checkpointer_for
