@@ -201,15 +201,17 @@ def arma11(x: Any, y: Any = None) -> None:
         numpyro.sample("obs", dist.Normal(nu, sigma), obs=y)
 
 
-def hmm_example(x: Any, y: Any) -> None:
+def hmm_example(x: Any, y: Any = None) -> None:
     """Two-state Gaussian HMM (unit emission sd), rows of the transition matrix on flat
     simplexes, positive ordered state means with Normal(3, 1) / Normal(10, 1) priors; the
     likelihood is the forward algorithm's log marginal, a ``numpyro.factor`` (there is no
-    observed site to draw: the predictive op says so)."""
+    observed site to draw: the predictive op says so; with ``y=None`` the model is the prior)."""
     theta1 = numpyro.sample("theta1", dist.Dirichlet(jnp.ones(2)))
     theta2 = numpyro.sample("theta2", dist.Dirichlet(jnp.ones(2)))
     mu = numpyro.sample("mu", dist.ImproperUniform(constraints.positive_ordered_vector, (), (2,)))
     numpyro.factor("mu_prior", dist.Normal(jnp.array([3.0, 10.0]), 1.0).log_prob(mu).sum())
+    if y is None:
+        return
     log_trans = jnp.log(jnp.stack([theta1, theta2]))  # [from, to]
     emission = dist.Normal(mu, 1.0).log_prob(y[:, None])  # (N, K)
 

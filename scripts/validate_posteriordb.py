@@ -51,6 +51,7 @@ import datetime
 import functools
 import os
 import platform
+import re
 import sys
 import time
 import warnings
@@ -437,12 +438,36 @@ def _health_notes(caught: list[warnings.WarningMessage]) -> list[str]:
     rest is the advice the user sees), once each."""
     seen: list[str] = []
     for w in caught:
-        text = str(w.message)
+        text = re.sub(r"^[\w-]+: ", "", str(w.message))  # the backend's own prefix
         if any(h in text for h in HEALTH):
             head = text.split(": ")[0].split(". ")[0].replace("|", "/")
+            head = head if len(head) <= 160 else head[:157] + "..."
             if head not in seen:
                 seen.append(head)
     return [f"warned: {h}" for h in seen]
+
+
+def _attempt(runner: Any, name: str, backend: str) -> Result:
+    """``runner(name)``, or a failing row that says what the run raised: a posterior that
+    cannot start at default options is a finding, not a reason to lose the other rows."""
+    started = time.perf_counter()
+    try:
+        result: Result = runner(name)
+    except Exception as exc:  # noqa: BLE001 - reported in the row, the run goes on
+        label = {"mcmc": "numpyro-mcmc", "svi": "numpyro-svi"}.get(backend, backend)
+        message = str(exc).splitlines()[0].replace("|", "/")
+        return Result(
+            name,
+            label.replace("blackjax-", "blackjax "),
+            None,
+            (float("nan"), float("nan")),
+            None,
+            float("nan"),
+            time.perf_counter() - started,
+            False,
+            f"raised {type(exc).__name__}: {message}",
+        )
+    return result
 
 
 def _kept_rows(path: Path, fresh: list[Result]) -> list[str]:
@@ -507,7 +532,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                results.append(runners[backend](name))
+                results.append(_attempt(runners[backend], name, backend))
             r = results[-1]
             if name in pdb.DEFAULTS:
                 r.note = "; ".join([r.note, *_health_notes(caught)]).strip("; ")
