@@ -402,7 +402,8 @@ def document(
     scope = (
         [
             f"This run re-ran {', '.join(f'`{n}`' for n in rerun)}; the other rows are kept "
-            "from the earlier run (`--update`), whose date is in git's history of this file.",
+            "from earlier runs (`--update`: one posterior per run on a shared machine), which "
+            "git's history of this file dates.",
             "",
         ]
         if kept and rerun
