@@ -218,11 +218,14 @@ def wheels(session: nox.Session) -> None:
 def validate(session: nox.Session) -> None:
     """posteriordb posteriors on numpyro-mcmc, numpyro-svi and blackjax → docs/validation.md.
 
-    All seven on numpyro-mcmc, numpyro-svi and blackjax nuts / hmc / mclmc; sblrc and the
-    mixture on blackjax smc, sgld and sghmc (minibatches; SG-MCMC by its own stated
-    tolerance). Not in CI (~15 minutes on 2 cores). Needs the posteriordb copy beside the checkout
-    (``shared/posteriordb``) or ``PIPEKIT_POSTERIORDB``; arguments go to the script, e.g.
-    ``nox -s validate -- --backends mcmc --out /tmp/validation.md``.
+    The seven of ``shared/posteriordb`` on numpyro-mcmc, numpyro-svi and blackjax nuts / hmc /
+    mclmc with their measured settings; sblrc and the mixture on blackjax smc, sgld and sghmc
+    (minibatches; SG-MCMC by its own stated tolerance); three more (``examples/posteriordb``:
+    arma11, hmm_example, kilpisjarvi) on numpyro-mcmc, numpyro-svi and blackjax nuts at the
+    backends' default options. Not in CI (~25 minutes on 2 cores). Needs the posteriordb copy
+    beside the checkout (``shared/posteriordb``) or ``PIPEKIT_POSTERIORDB``; arguments go to the
+    script, e.g. ``nox -s validate -- --backends mcmc --out /tmp/validation.md`` or
+    ``nox -s validate -- --posteriors arma-arma11 --update`` (keeps the other rows).
     """
     _uv_sync(session, "--all-packages", "--all-extras", "--group", "test", "--no-editable")
     env = dict(TEST_ENV)

@@ -1,8 +1,10 @@
-"""Seven posteriordb posteriors written as NumPyro models ``model(x, y=None)``.
+"""Ten posteriordb posteriors written as NumPyro models ``model(x, y=None)``.
 
-Each model follows the ``model.md`` of its folder under ``posteriordb/`` (the
-reference posteriors shipped next to this repository; see its README). The
-data files are turned into the ``(x, y)`` convention of pipekit-train:
+Each model follows the ``model.md`` of its folder: the first seven under ``posteriordb/`` (the
+reference posteriors shipped next to this repository; see its README), the three of
+:data:`DEFAULTS` under ``examples/posteriordb/`` in this repository (same folder format, same
+source commit; see its README). The data files are turned into the ``(x, y)`` convention of
+pipekit-train:
 
 | posterior | x | y |
 |---|---|---|
@@ -13,13 +15,22 @@ data files are turned into the ``(x, y)`` convention of pipekit-train:
 | garch-garch11 | the previous observation, x[t] = y[t-1] (x[0] unused) | y |
 | low_dim_gauss_mix-low_dim_gauss_mix | a column of ones (N, 1): no covariates | y |
 | gp_pois_regr-gp_pois_regr | x (N,) | k (N,) counts |
+| arma-arma11 | the previous observation, x[t] = y[t-1] (x[0] unused) | y |
+| hmm_example-hmm_example | a column of ones (N, 1): no covariates | y |
+| kilpisjarvi_mod-kilpisjarvi | year (N,) | summer temperature (N,) |
+
+kilpisjarvi's prior means and sds are data in Stan; here they are the task's static
+``model_kwargs`` (:data:`MODEL_KWARGS`). The ARMA and the HMM declare ``ordered=True``
+(:data:`ORDERED`): their likelihood depends on the order of the rows.
 
 The models that a minibatch SVI run may subsample (arK, sblrc, kidiq, the
 mixture) take ``N=None`` and wrap their likelihood in
 ``numpyro.plate("data", N, subsample_size=x.shape[0])``; bind ``N`` with
 ``functools.partial`` for minibatches.
 
-``SETTINGS`` holds the sampler settings that posteriordb/README.md measured to pass.
+``SETTINGS`` holds the sampler settings that posteriordb/README.md measured to pass; the
+posteriors of :data:`DEFAULTS` have none: validation runs them at every backend's default
+options (issue 25).
 """
 
 from __future__ import annotations
@@ -44,8 +55,28 @@ def _default_posteriordb() -> Path:
 
 
 POSTERIORDB = Path(os.environ.get("PIPEKIT_POSTERIORDB") or _default_posteriordb())
+#: The posteriordb copies kept in this repository (the posteriors of :data:`DEFAULTS`).
+IN_REPO = Path(__file__).resolve().parent / "posteriordb"
 
-__all__ = ["MODELS", "SETTINGS", "load_data", "load_reference", "POSTERIORDB"]
+__all__ = [
+    "DEFAULTS",
+    "IN_REPO",
+    "MODELS",
+    "MODEL_KWARGS",
+    "ORDERED",
+    "POSTERIORDB",
+    "SETTINGS",
+    "folder",
+    "load_data",
+    "load_reference",
+]
+
+
+def folder(name: str) -> Path:
+    """The folder of posterior ``name``: this repository's copy if it has one, else the
+    posteriordb copy beside the checkout (``POSTERIORDB``)."""
+    here = IN_REPO / name
+    return here if here.is_dir() else POSTERIORDB / name
 
 
 def _data_plate(N: int | None, x: Any) -> Any:
@@ -144,6 +175,71 @@ def gp_pois_regr(x: Any, y: Any = None) -> None:
         numpyro.sample("obs", dist.Poisson(jnp.exp(f)), obs=y)
 
 
+def arma11(x: Any, y: Any = None) -> None:
+    """ARMA(1,1): nu[t] = mu + phi y[t-1] + theta err[t-1], err = y - nu, err ~ N(0, sigma).
+
+    The first prediction is mu + phi mu (err[0] taken as 0 before the series), so ``x[0]`` is
+    unused. The recursion needs the observed series; with ``y=None`` (prediction) the past
+    errors are taken as 0, the one-step-ahead mean of an AR(1) around mu.
+    """
+    mu = numpyro.sample("mu", dist.Normal(0.0, 10.0))
+    phi = numpyro.sample("phi", dist.Normal(0.0, 2.0))
+    theta = numpyro.sample("theta", dist.Normal(0.0, 2.0))
+    sigma = numpyro.sample("sigma", dist.HalfCauchy(2.5))
+    prev = jnp.concatenate([mu[None], x[1:]])
+    if y is None:
+        nu = mu + phi * prev
+    else:
+
+        def step(err_prev: Any, row: tuple[Any, Any]) -> tuple[Any, Any]:
+            y_prev, y_t = row
+            nu_t = mu + phi * y_prev + theta * err_prev
+            return y_t - nu_t, nu_t
+
+        _, nu = jax.lax.scan(step, jnp.zeros_like(mu), (prev, y))
+    with numpyro.plate("data", x.shape[0]):
+        numpyro.sample("obs", dist.Normal(nu, sigma), obs=y)
+
+
+def hmm_example(x: Any, y: Any = None) -> None:
+    """Two-state Gaussian HMM (unit emission sd), rows of the transition matrix on flat
+    simplexes, positive ordered state means with Normal(3, 1) / Normal(10, 1) priors; the
+    likelihood is the forward algorithm's log marginal, a ``numpyro.factor`` (there is no
+    observed site to draw: the predictive op says so; with ``y=None`` the model is the prior)."""
+    theta1 = numpyro.sample("theta1", dist.Dirichlet(jnp.ones(2)))
+    theta2 = numpyro.sample("theta2", dist.Dirichlet(jnp.ones(2)))
+    mu = numpyro.sample("mu", dist.ImproperUniform(constraints.positive_ordered_vector, (), (2,)))
+    numpyro.factor("mu_prior", dist.Normal(jnp.array([3.0, 10.0]), 1.0).log_prob(mu).sum())
+    if y is None:
+        return
+    log_trans = jnp.log(jnp.stack([theta1, theta2]))  # [from, to]
+    emission = dist.Normal(mu, 1.0).log_prob(y[:, None])  # (N, K)
+
+    def forward(gamma: Any, emit: Any) -> tuple[Any, None]:
+        return jax.nn.logsumexp(gamma[:, None] + log_trans, axis=0) + emit, None
+
+    gamma, _ = jax.lax.scan(forward, emission[0], emission[1:])
+    numpyro.factor("lik", jax.nn.logsumexp(gamma))
+
+
+def kilpisjarvi(
+    x: Any,
+    y: Any = None,
+    pmualpha: float = 0.0,
+    psalpha: float = 1.0,
+    pmubeta: float = 0.0,
+    psbeta: float = 1.0,
+) -> None:
+    """Linear trend of summer temperature on the year, Normal priors whose means and sds are
+    keywords (``MODEL_KWARGS``), a flat prior on sigma > 0. x is the raw year (1952-2013), so
+    alpha and beta are correlated at about -1: a diagonal mass matrix saturates the tree."""
+    alpha = numpyro.sample("alpha", dist.Normal(pmualpha, psalpha))
+    beta = numpyro.sample("beta", dist.Normal(pmubeta, psbeta))
+    sigma = numpyro.sample("sigma", dist.ImproperUniform(constraints.positive, (), ()))
+    with numpyro.plate("data", x.shape[0]):
+        numpyro.sample("obs", dist.Normal(alpha + beta * x, sigma), obs=y)
+
+
 MODELS: dict[str, Any] = {
     "eight_schools-eight_schools_noncentered": eight_schools,
     "arK-arK": arK,
@@ -152,6 +248,20 @@ MODELS: dict[str, Any] = {
     "garch-garch11": garch,
     "low_dim_gauss_mix-low_dim_gauss_mix": low_dim_gauss_mix,
     "gp_pois_regr-gp_pois_regr": gp_pois_regr,
+    "arma-arma11": arma11,
+    "hmm_example-hmm_example": hmm_example,
+    "kilpisjarvi_mod-kilpisjarvi": kilpisjarvi,
+}
+
+#: Posteriors validated at every backend's default options (no entry in :data:`SETTINGS`):
+#: an ARMA and an HMM (order-dependent likelihoods) and a regression whose raw-year covariate
+#: saturates NUTS's tree depth under a diagonal mass matrix (issue 25).
+DEFAULTS = ("arma-arma11", "hmm_example-hmm_example", "kilpisjarvi_mod-kilpisjarvi")
+#: Posteriors whose likelihood depends on the order of the rows (``NumpyroTask.ordered``).
+ORDERED = frozenset({"arK-arK", "garch-garch11", "arma-arma11", "hmm_example-hmm_example"})
+#: Static hyper-parameters from the data file (``NumpyroTask.model_kwargs``).
+MODEL_KWARGS: dict[str, tuple[str, ...]] = {
+    "kilpisjarvi_mod-kilpisjarvi": ("pmualpha", "psalpha", "pmubeta", "psbeta"),
 }
 
 # Settings measured to pass (posteriordb/README.md, NumPyro 0.22 NUTS, float64, 4 chains).
@@ -177,7 +287,7 @@ EIGHT_SCHOOLS_DATA = {
 
 def load_data(name: str) -> tuple[np.ndarray, np.ndarray]:
     """``(x, y)`` of posterior ``name`` in the convention of the table above."""
-    path = POSTERIORDB / name / "data.json"
+    path = folder(name) / "data.json"
     if name.startswith("eight_schools") and not path.exists():
         d: dict[str, Any] = EIGHT_SCHOOLS_DATA
     else:
@@ -202,12 +312,49 @@ def load_data(name: str) -> tuple[np.ndarray, np.ndarray]:
         return np.ones((len(y), 1), f), y
     if name.startswith("gp_pois_regr"):
         return np.asarray(d["x"], f), np.asarray(d["k"], np.int32)
+    if name == "arma-arma11":
+        y = np.asarray(d["y"], f)
+        return np.concatenate([[0.0], y[:-1]]), y
+    if name == "hmm_example-hmm_example":
+        y = np.asarray(d["y"], f)
+        return np.ones((len(y), 1), f), y
+    if name == "kilpisjarvi_mod-kilpisjarvi":
+        return np.asarray(d["x"], f), np.asarray(d["y"], f)
     raise KeyError(name)
 
 
 def load_reference(name: str) -> dict[str, Any]:
     """The folder's ``reference_summary.json``."""
-    return json.loads((POSTERIORDB / name / "reference_summary.json").read_text())
+    return json.loads((folder(name) / "reference_summary.json").read_text())
+
+
+def task_fields(name: str) -> dict[str, Any]:
+    """``NumpyroTask`` fields beyond the model: ``ordered`` and the data file's static
+    ``model_kwargs``."""
+    fields: dict[str, Any] = {"ordered": name in ORDERED}
+    keys = MODEL_KWARGS.get(name)
+    if keys:
+        d = json.loads((folder(name) / "data.json").read_text())
+        fields["model_kwargs"] = {k: float(d[k]) for k in keys}
+    return fields
+
+
+def default_loop(name: str, backend: str, *, seed: int = 0) -> Any:
+    """``backend`` (numpyro-mcmc or blackjax) on posterior ``name`` at its default options:
+    4 chains × (1000 warmup + 1000 draws), no ``backend_options`` at all."""
+    from pipekit_train import TrainingLoop
+    from pipekit_train.adapters.bayes import NumpyroTask
+
+    x, y = load_data(name)
+    return TrainingLoop(
+        task=NumpyroTask(
+            model=MODELS[name], num_warmup=1000, num_samples=1000, num_chains=4, **task_fields(name)
+        ),
+        dataset=(x, y),
+        backend=backend,
+        seed=seed,
+        log_every_n_steps=500,
+    )
 
 
 # --------------------------------------------------------------------------- the loops
@@ -424,19 +571,25 @@ def svi_loop(
     batch_size: int | None = None,
     seed: int = 0,
     shuffle: bool = True,
+    defaults: bool = False,
 ) -> Any:
     """numpyro-svi with a full-rank guide on posterior ``name``: Adam at ``lr`` held for the
-    first half, then cosine-decayed to 1e-4 (posteriordb/README); full batch by default."""
+    first half, then cosine-decayed to 1e-4 (posteriordb/README); full batch by default.
+    ``defaults``: no ``backend_options`` at all (float32, the default chunking) and the task's
+    :func:`task_fields`."""
     from pipekit_train import TrainingLoop
     from pipekit_train.adapters.bayes import NumpyroTask
 
     x, y = load_data(name)
-    options: dict[str, Any] = {"steps_per_call": 500, "x64": True}
+    options: dict[str, Any] = {} if defaults else {"steps_per_call": 500, "x64": True}
     if not shuffle:
         options["shuffle"] = False
     return TrainingLoop(
         task=NumpyroTask(
-            model=MODELS[name], guide="AutoMultivariateNormal", predictive_samples=4000
+            model=MODELS[name],
+            guide="AutoMultivariateNormal",
+            predictive_samples=4000,
+            **(task_fields(name) if defaults else {}),
         ),
         dataset=(x, y),
         backend="numpyro-svi",
