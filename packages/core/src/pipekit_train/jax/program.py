@@ -35,10 +35,13 @@ entry per step.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pipekit_train.engine import Phase, StepProgram
+from pipekit_train.engine import BatchStream, DriverResult, Phase, StepProgram, run_driver
 from pipekit_train.jax._deps import missing_jax_extra
+
+if TYPE_CHECKING:
+    from pipekit_train.jax.checkpoint import Checkpointer
 
 try:
     import jax
@@ -46,7 +49,12 @@ try:
 except ImportError as _exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_jax_extra(_exc) from _exc
 
-__all__ = ["Phase", "Program", "build_program"]
+__all__ = [
+    "Phase",
+    "Program",
+    "build_program",
+    "run_program",
+]
 
 StepFn = Callable[[Any, Any, jax.Array], tuple[Any, ...]]
 
@@ -313,4 +321,31 @@ def build_program(
         output_sharding=output_sharding,
         donate=donate,
         fixed_chunk=fixed_chunk,
+    )
+
+
+def run_program(
+    loop: Any,
+    program: Program,
+    *,
+    data: BatchStream | None,
+    checkpointer: Checkpointer | None,
+    steps_per_call: int,
+    fingerprint: dict[str, Any] | None = None,
+) -> DriverResult:
+    """``run_driver`` over a built program, the way every JAX backend calls it.
+
+    The program's own first carry and base key; the checkpointer's fingerprint (which
+    may record what the checkpointer adds) when it has one; process 0 writes metrics.
+    """
+    return run_driver(
+        loop,
+        program,
+        program.initial_carry,
+        data=data,
+        checkpointer=checkpointer,
+        steps_per_call=steps_per_call,
+        fingerprint=checkpointer.fingerprint if checkpointer is not None else fingerprint,
+        is_primary=jax.process_index() == 0,
+        rng=program.base_key,
     )

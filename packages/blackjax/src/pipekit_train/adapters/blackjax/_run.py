@@ -19,11 +19,11 @@ from pipekit_train.adapters.bayes import (
     warn_diagnostics,
     warn_unused_fields,
 )
-from pipekit_train.engine import run_driver
 from pipekit_train.errors import ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax._stream import SizedStream, data_size, refuse_stream, sized_stream
 from pipekit_train.jax.compile_cache import use_compilation_cache
+from pipekit_train.jax.program import run_program
 from pipekit_train.jax.report import jax_backend_info
 from pipekit_train.loop import require_features
 
@@ -249,16 +249,13 @@ def _run(
     program = build_sampler_program(
         sampler, target.postprocess, run_key, mesh=mesh, fixed_chunk=options.steps_per_call
     )
-    result = run_driver(
+    result = run_program(
         loop,
         program,
-        program.initial_carry,
         data=data,
         checkpointer=checkpointer,
         steps_per_call=options.steps_per_call,
-        fingerprint=checkpointer.fingerprint if checkpointer is not None else fp,
-        is_primary=jax.process_index() == 0,
-        rng=program.base_key,
+        fingerprint=fp,
     )
     samples, stats = draws_by_chain(result.trace, counts[2])
     final = program.tree(result.carry)

@@ -16,7 +16,6 @@ from pipekit_train.engine import (
     eval_batches,
     normalize_dataset,
     output_width,
-    run_driver,
 )
 from pipekit_train.errors import ConfigError, DataError, PipekitError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
@@ -27,6 +26,7 @@ from pipekit_train.jax.data import GrainBatchIterator
 from pipekit_train.jax.losses import resolve_loss
 from pipekit_train.jax.optim import resolve_optimizer, with_accumulation
 from pipekit_train.jax.precision import storage_tree
+from pipekit_train.jax.program import run_program
 from pipekit_train.jax.report import jax_backend_info
 from pipekit_train.jax.structure import tree_structure_digest
 from pipekit_train.loop import FEATURE_DEFAULTS, require_features
@@ -431,16 +431,12 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         if source is not None
         else stream_data
     )
-    result = run_driver(
+    result = run_program(
         loop,
         program,
-        program.initial_carry,
         data=data,
         checkpointer=checkpointer,
         steps_per_call=options.steps_per_call,
-        fingerprint=checkpointer.fingerprint if checkpointer is not None else None,
-        is_primary=jax.process_index() == 0,
-        rng=base_key,
     )
     final_state = program.state_of(result.carry)
     final_model = deployed_model(final_state)

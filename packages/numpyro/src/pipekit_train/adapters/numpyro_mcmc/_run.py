@@ -22,10 +22,10 @@ from pipekit_train.adapters.bayes import (
     warn_diagnostics,
     warn_unused_fields,
 )
-from pipekit_train.engine import run_driver
 from pipekit_train.errors import DataError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax.compile_cache import use_compilation_cache
+from pipekit_train.jax.program import run_program
 from pipekit_train.jax.report import jax_backend_info
 from pipekit_train.loop import require_features
 
@@ -136,7 +136,6 @@ def run(loop: Any) -> tuple[NumpyroPredictiveOp | None, dict[str, Any]]:
 def _run(
     loop: Any, task: Any, options: McmcOptions, unused: list[str], started: float
 ) -> tuple[NumpyroPredictiveOp | None, dict[str, Any]]:
-    import jax
     import jax.numpy as jnp
 
     from ._chain import ChainStep, make_kernel
@@ -176,16 +175,13 @@ def _run(
 
     checkpointer = checkpointer_for(loop, fp, resume=options.resume, async_save=False)
     program = build_sampler_program(chain, state, loop.seed)
-    result = run_driver(
+    result = run_program(
         loop,
         program,
-        program.initial_carry,
         data=None,
         checkpointer=checkpointer,
         steps_per_call=options.steps_per_call,
-        fingerprint=checkpointer.fingerprint if checkpointer is not None else fp,
-        is_primary=jax.process_index() == 0,
-        rng=program.base_key,
+        fingerprint=fp,
     )
     samples, stats = draws_by_chain(result.trace, task.num_chains)
     op = None

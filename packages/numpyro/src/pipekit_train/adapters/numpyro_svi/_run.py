@@ -20,10 +20,10 @@ from pipekit_train.adapters.bayes import (
     variational_summary,
     warn_diagnostics,
 )
-from pipekit_train.engine import run_driver
 from pipekit_train.errors import ConfigError, DataError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax.compile_cache import use_compilation_cache
+from pipekit_train.jax.program import run_program
 from pipekit_train.jax.report import jax_backend_info
 from pipekit_train.loop import require_features
 
@@ -185,16 +185,13 @@ def _run(
     program = build_svi_program(
         svi, state, seed=loop.seed, val=val, val_elbo=val_elbo, keywords=names
     )
-    result = run_driver(
+    result = run_program(
         loop,
         program,
-        program.initial_carry,
         data=batches,
         checkpointer=checkpointer,
         steps_per_call=options.steps_per_call,
-        fingerprint=checkpointer.fingerprint if checkpointer is not None else fp,
-        is_primary=jax.process_index() == 0,
-        rng=program.base_key,
+        fingerprint=fp,
     )
     final_state = program.tree(result.carry)
     params = svi.get_params(final_state)
