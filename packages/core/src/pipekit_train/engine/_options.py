@@ -312,7 +312,7 @@ def num_data_option() -> OptionSpec:
         "streaming dataset, checked against map-style data",
         low=1,
         optional=True,
-        what="an integer >= 1 (the dataset's rows)",
+        what="a positive integer (the dataset's rows)",
     )
 
 
