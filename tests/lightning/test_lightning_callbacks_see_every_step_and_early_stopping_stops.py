@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
-from _lightning_helpers import data, loop
+import torch
+from _lightning_helpers import data, loop, mlp
 
 from pipekit_train import Callback, EarlyStopping, TerminateOnNaN
 from pipekit_train.errors import TrainingError
@@ -73,11 +73,14 @@ def test_early_stopping_stops_the_trainer_and_checkpoints(tmp_path: Path) -> Non
 
 
 def test_terminate_on_nan_names_the_step_and_writes_no_bad_checkpoint(tmp_path: Path) -> None:
-    bad = data()
-    bad["x"][:] = np.inf
+    # The data is finite (non-finite data is refused before training); the model's weights
+    # make every output NaN, so the first step's loss is NaN.
+    net = mlp()
+    with torch.no_grad():
+        net[0].weight.fill_(float("nan"))
     with pytest.raises(TrainingError, match="step 1"):
         loop(
-            dataset=bad,
+            model_op=net,
             checkpoint_dir=str(tmp_path),
             log_every_n_steps=3,
             callbacks=[TerminateOnNaN()],
