@@ -147,9 +147,14 @@ def _run(
     init_key, eval_key, predict_key = jax.random.split(root, 3)
     try:
         state = svi.init(init_key, jnp.asarray(first["x"]), jnp.asarray(first["y"]), **first_kw)
-    except Exception as exc:  # the guide does not fit the model (e.g. a bad callable guide)
+    except Exception as exc:  # the guide does not fit the model, or the model's density
+        # is not finite where the guide starts (e.g. an ARMA recursion overflowing float32)
+        x64 = "" if options.x64 else ' backend_options={"x64": True} (float32 may overflow), '
         raise ConfigError(
-            f"task.guide: initialising SVI failed: {type(exc).__name__}: {exc}",
+            f"task.guide: initialising SVI failed: {type(exc).__name__}: {exc}. Either the "
+            "guide does not fit the model (check task.guide), or the model's log density is "
+            f"not finite where the guide starts: try{x64 or ' '}a start nearer the posterior "
+            "(an autoguide's init_loc_fn), or check the model at the prior's draws",
             field="task.guide",
         ) from exc
 
