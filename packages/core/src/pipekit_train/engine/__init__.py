@@ -52,6 +52,7 @@ from ._program import BatchStream as BatchStream
 from ._program import Phase as Phase
 from ._program import StepCheckpointer as StepCheckpointer
 from ._program import StepProgram as StepProgram
+from ._program import close_checkpointer as close_checkpointer
 from ._report import REQUIRED_KEYS as REQUIRED_KEYS
 from ._report import BackendInfo as BackendInfo
 from ._report import RunOutcome as RunOutcome
@@ -110,6 +111,7 @@ __all__ = [
     "next_event_step",
     "record_window",
     "run_driver",
+    "close_checkpointer",
     "REQUIRED_KEYS",
     "BackendInfo",
     "RunOutcome",

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from .._signals import StopSignals
 from ..carry import TrainerCarryState
 from ._events import EventSite, host_event, record_window
-from ._program import BatchStream, Phase, StepCheckpointer, StepProgram
+from ._program import BatchStream, Phase, StepCheckpointer, StepProgram, close_checkpointer
 from ._report import RunOutcome
 from ._runner import CallbackRunner
 from ._schedule import Schedule
@@ -245,11 +245,7 @@ def run_driver(
                 last_checkpoint_step=last_ckpt,
             )
     finally:
-        if checkpointer is not None:
-            try:
-                checkpointer.wait()
-            finally:
-                checkpointer.close()
+        close_checkpointer(checkpointer)
 
 
 def _phases_of(program: StepProgram, loop: TrainingLoop) -> list[Phase]:

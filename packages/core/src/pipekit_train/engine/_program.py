@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["Phase", "StepProgram", "BatchStream", "StepCheckpointer"]
+__all__ = ["Phase", "StepProgram", "BatchStream", "StepCheckpointer", "close_checkpointer"]
 
 
 @dataclass(frozen=True)
@@ -131,3 +131,17 @@ class StepCheckpointer(Protocol):
     def wait(self) -> None: ...
 
     def close(self) -> None: ...
+
+
+def close_checkpointer(checkpointer: StepCheckpointer | None) -> None:
+    """Finish pending asynchronous writes, then close — on every exit path of a run.
+
+    Called from a ``finally``: the close happens even when waiting fails, so a run that
+    ends in an error still leaves every committed checkpoint valid.
+    """
+    if checkpointer is None:
+        return
+    try:
+        checkpointer.wait()
+    finally:
+        checkpointer.close()

@@ -23,6 +23,7 @@ from pipekit_train.engine import (
     CallbackRunner,
     RunOutcome,
     check_labels,
+    close_checkpointer,
     eval_batches,
     normalize_dataset,
 )
@@ -311,11 +312,7 @@ def _fit(
                 },
             )
     finally:
-        if checkpointer is not None:
-            try:
-                checkpointer.wait()
-            finally:
-                checkpointer.close()
+        close_checkpointer(checkpointer)
     outcome = RunOutcome(
         final_step=state.step,
         resumed_from_step=resumed_from,
