@@ -362,24 +362,26 @@ def run_population(
     )
     own, update, rates = _member_optimizers(loop, member_loops)
     task = _resolve_task(loop, stateful=model_state is not None)
-    states = [
-        TrainState.create(module, opt, model_state, ema=loop.ema_decay is not None) for opt in own
-    ]
-    _check_injectable(member_loops, members, [s.opt_state for s in states])
-    reference = jax.tree_util.tree_structure(eqx.filter(states[0], eqx.is_array))
-    for i, state in enumerate(states):
-        if jax.tree_util.tree_structure(eqx.filter(state, eqx.is_array)) != reference:
+    # Abstract (eval_shape) optimiser states: the checks below compile nothing.
+    params = eqx.filter(module, eqx.is_inexact_array)
+    abstract = [jax.eval_shape(opt.init, params) for opt in own]
+    _check_injectable(member_loops, members, abstract)
+    reference = jax.tree_util.tree_structure(abstract[0])
+    for i, opt_state in enumerate(abstract):
+        if jax.tree_util.tree_structure(opt_state) != reference:
             raise ConfigError(
                 f"members[{i}]: its optimiser state has another structure than members[0]'s "
                 "(a different optimiser, schedule or clip); members may differ only in "
                 "hyper-parameter values",
                 field=f"members[{i}]",
             )
-    update_state = jax.eval_shape(update.init, eqx.filter(module, eqx.is_inexact_array))
-    if jax.tree_util.tree_structure(update_state) != jax.tree_util.tree_structure(
-        states[0].opt_state
-    ):  # pragma: no cover - guards the schedule picker against an optax change
-        raise RuntimeError("the population's update does not fit its members' optimiser states")
+    if jax.tree_util.tree_structure(jax.eval_shape(update.init, params)) != reference:
+        raise RuntimeError(  # pragma: no cover - guards the schedule picker against optax
+            "the population's update does not fit its members' optimiser states"
+        )
+    states = [
+        TrainState.create(module, opt, model_state, ema=loop.ema_decay is not None) for opt in own
+    ]
     keys = [jax.random.split(jax.random.PRNGKey(m.seed)) for m in member_loops]
     first_batch = source[0]
     _check_loss_shape(task, states[0], first_batch, keys[0][0], user_task=loop.task is not None)
