@@ -155,6 +155,24 @@ def _check_injectable(
             )
 
 
+def _refuse_partly_set(
+    members: Sequence[Mapping[str, Any]], abstract: Sequence[Any], i: int
+) -> None:
+    """Name the hyper-parameter that members ``0`` and ``i`` do not both hold, if one is."""
+    first, other = _inject_states(abstract[0]), _inject_states(abstract[i])
+    if not first or not other:
+        return
+    for name in sorted(set(first[0].hyperparams) ^ set(other[0].hyperparams)):
+        key = f"{OPT_PREFIX}{name}"
+        j = i if key in members[i] else 0
+        raise ConfigError(
+            f"members[{j}].{key}: optax holds {name!r} as a run-time hyper-parameter only "
+            f"where it is a number, and members[0] and members[{i}] differ in whether they "
+            "set one; set it in the loop's optimizer_config so that every member has it",
+            field=f"members[{j}].{key}",
+        )
+
+
 class _LearningRates:
     """Every member's schedule at the step count, picked by the member index being traced."""
 
@@ -369,6 +387,7 @@ def run_population(
     reference = jax.tree_util.tree_structure(abstract[0])
     for i, opt_state in enumerate(abstract):
         if jax.tree_util.tree_structure(opt_state) != reference:
+            _refuse_partly_set(members, abstract, i)
             raise ConfigError(
                 f"members[{i}]: its optimiser state has another structure than members[0]'s "
                 "(a different optimiser, schedule or clip); members may differ only in "
