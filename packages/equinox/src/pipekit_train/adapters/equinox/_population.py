@@ -441,6 +441,7 @@ def run_population(
     )
     outcome = result.outcome()
     population = {
+        "used": True,
         "batches": "shared" if shared else "per-member",
         **choice.as_dict(),
     }
