@@ -384,9 +384,10 @@ def run_population(
     params = eqx.filter(module, eqx.is_inexact_array)
     abstract = [jax.eval_shape(opt.init, params) for opt in own]
     _check_injectable(member_loops, members, abstract)
-    reference = jax.tree_util.tree_structure(abstract[0])
+    reference: Any = jax.tree_util.tree_structure(abstract[0])
     for i, opt_state in enumerate(abstract):
-        if jax.tree_util.tree_structure(opt_state) != reference:
+        structure: Any = jax.tree_util.tree_structure(opt_state)
+        if structure != reference:
             _refuse_partly_set(members, abstract, i)
             raise ConfigError(
                 f"members[{i}]: its optimiser state has another structure than members[0]'s "
@@ -394,7 +395,8 @@ def run_population(
                 "hyper-parameter values",
                 field=f"members[{i}]",
             )
-    if jax.tree_util.tree_structure(jax.eval_shape(update.init, params)) != reference:
+    update_structure: Any = jax.tree_util.tree_structure(jax.eval_shape(update.init, params))
+    if update_structure != reference:
         raise RuntimeError(  # pragma: no cover - guards the schedule picker against optax
             "the population's update does not fit its members' optimiser states"
         )
