@@ -7,8 +7,9 @@ each member, back to back, interleaved per round (order rotating). Whole calls a
 (what a sweep pays: set-up, compilation — from a persistent compilation cache warmed
 before the first round, as a sweep's second trial finds it —, training, the ops and
 reports); ``train_seconds`` (the driver's training loop) is kept in the raw data too.
-17a: the small MLP 64-32-10 (2,410 parameters), 17b: the digits MLP 64-256-256-10
-(85,002). ``population_pays`` states its verdict for each; the measurement checks it.
+17a: the small MLP 64-32-10 (2,410 parameters, 600 steps per trial), 17b: the digits MLP
+64-256-256-10 (85,002 parameters, 1,000 steps: long enough that the solo runs' start-up does
+not decide). ``population_pays`` states its verdict for each; the measurement checks it.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pipekit_train import TrainingLoop
 from pipekit_train.adapters.equinox import member_loop, population_pays, run_population
 
 SIZE = 16
-SHAPES = {"17a": (32, 1, 600), "17b": (256, 2, 200)}  # width, depth, steps per trial
+SHAPES = {"17a": (32, 1, 600), "17b": (256, 2, 1000)}  # width, depth, steps per trial
 
 
 def _say(msg: str) -> None:
