@@ -109,6 +109,7 @@ def test_each_member_equals_its_solo_run(case: str, tmp_path: Path) -> None:
         worst = max(
             float(np.max(np.abs(a - b))) for a, b in zip(leaves(op), leaves(solo_op), strict=True)
         )
+        print(f"{case} member {i}: largest weight difference {worst:.2e}")
         assert worst <= TOL, f"member {i}: largest weight difference {worst}"
         assert set(info["final_metrics"]) == set(solo_info["final_metrics"])
         for name, value in solo_info["final_metrics"].items():
