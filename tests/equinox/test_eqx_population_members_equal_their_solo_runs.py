@@ -6,8 +6,8 @@ metrics logged per step under ``<name>/member_<i>``. Two shapes of population: m
 with their own seeds (their own data order and dropout keys; per-member batches) and
 constant learning rates, and members sharing the seed (shared batches) under a cosine
 schedule whose ``init_value`` and ``alpha`` they vary. Measured largest difference of a
-weight on this machine: 1.8e-7 (the bound asserted is 1e-5); the per-step losses agree
-to 1e-5 relative.
+weight on this machine: 6.0e-8 after these 12 steps (1.8e-7 after 30 steps of a wider
+MLP); the bound asserted is 1e-5, and the per-step losses agree to 1e-5 relative.
 """
 
 from __future__ import annotations
