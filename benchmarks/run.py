@@ -29,12 +29,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _bayes_cases  # noqa: E402
 import _blackjax_cases  # noqa: E402
 import _cases  # noqa: E402
+import _population_cases  # noqa: E402
 from _cases import Row, Settings  # noqa: E402
 from _common import digits  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
-ALL_CASES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16")
+ALL_CASES = tuple(str(n) for n in range(1, 17)) + ("17",)
 
 #: What bounds a case that is below its target, found by profiling (py-spy, and timing the
 #: pieces) on the 2-core development machine; printed under the table for each case below
@@ -296,6 +297,9 @@ def main(argv: list[str] | None = None) -> int:
     if "16" in cases:
         section("case 16: step-time cost of each training feature on the lightning backend")
         rows += _cases.case_lightning_feature_costs(data, s)
+    if "17" in cases:
+        section("case 17: an Equinox population of 16 trials vs 16 sequential trials")
+        rows += _population_cases.case_population(data, s)
     if "14" in cases:
         section("cases 14-14c: blackjax NUTS vs raw BlackJAX loops")
         rows += _blackjax_cases.case_backend_vs_raw_nuts(s)

@@ -4,13 +4,17 @@
 module surface follows the original design text: ``TrainState``, the
 ``TrainTask`` protocol, ``train_step``, ``save_state`` / ``restore_state``,
 ``run``, ``ShardingSpec`` (defined in core, re-exported) and ``JaxModelOp``, the
-trained Operator over an Equinox module.
+trained Operator over an Equinox module, and ``run_population``: N trials differing in
+run-time hyper-parameters vmapped into one program (``docs/populations.md``).
 """
 
 from pipekit_train.sharding import ShardingSpec
 
 from ._checkpoint import restore_state, save_state
 from ._op import JaxModelOp
+from ._population import run_population
+from ._population_members import member_loop
+from ._population_rule import PopulationChoice, population_pays
 from ._run import run
 from ._state import TrainState
 from ._step import train_step
@@ -26,4 +30,8 @@ __all__ = [
     "run",
     "ShardingSpec",
     "JaxModelOp",
+    "run_population",
+    "member_loop",
+    "population_pays",
+    "PopulationChoice",
 ]

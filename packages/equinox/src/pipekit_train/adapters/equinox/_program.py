@@ -35,6 +35,45 @@ def deployed_model(state: TrainState) -> Any:
     return eqx.combine(state.ema, rest)
 
 
+def evaluation_step(task: Any, static: Any, *, stateful: bool, precision: str) -> Any:
+    """``evaluate(dyn, batch, key) -> {name: float32 scalar}`` of one validation batch.
+
+    The model in inference mode (its EMA weights when kept), in the compute precision
+    of training; the task's ``eval_fn``, or its loss and aux metrics. Shared by the
+    solo program and the population (which vmaps it over members).
+    """
+    eval_fn: Any = getattr(task, "eval_fn", None)
+    if eval_fn is None and stateful:
+
+        def stateful_eval(model: Any, ms: Any, batch: Any, key: jax.Array) -> dict[str, jax.Array]:
+            loss, (aux, _) = task.loss_fn(model, ms, batch, key)
+            return {"loss": loss, **aux}
+
+        eval_fn = stateful_eval
+
+    elif eval_fn is None:
+
+        def plain_eval(model: Any, batch: Any, key: jax.Array) -> dict[str, jax.Array]:
+            loss, aux = task.loss_fn(model, batch, key)
+            return {"loss": loss, **aux}
+
+        eval_fn = plain_eval
+
+    dtype = compute_dtype(precision)
+
+    def evaluate(dyn: Any, batch: Any, key: jax.Array) -> dict[str, jax.Array]:
+        current = eqx.combine(dyn, static)
+        model = eqx.nn.inference_mode(cast_floating(deployed_model(current), dtype))
+        batch = cast_floating(batch, dtype)
+        if stateful:
+            out = eval_fn(model, cast_floating(current.model_state, dtype), batch, key)
+        else:
+            out = eval_fn(model, batch, key)
+        return jax.tree_util.tree_map(lambda v: v.astype(np.float32), out)
+
+    return evaluate
+
+
 class EquinoxProgram(Program):
     """Compiled training/eval functions over the array leaves of a ``TrainState``."""
 
@@ -72,38 +111,9 @@ class EquinoxProgram(Program):
             # the next call's input shardings (a recompile) and the checkpoint layout.
             carry_shardings = jax.tree_util.tree_map(lambda x: x.sharding, dynamic)
 
-        stateful = state.model_state is not None
-        eval_fn: Any = getattr(task, "eval_fn", None)
-        if eval_fn is None and stateful:
-
-            def stateful_eval(
-                model: Any, ms: Any, batch: Any, key: jax.Array
-            ) -> dict[str, jax.Array]:
-                loss, (aux, _) = task.loss_fn(model, ms, batch, key)
-                return {"loss": loss, **aux}
-
-            eval_fn = stateful_eval
-
-        elif eval_fn is None:
-
-            def plain_eval(model: Any, batch: Any, key: jax.Array) -> dict[str, jax.Array]:
-                loss, aux = task.loss_fn(model, batch, key)
-                return {"loss": loss, **aux}
-
-            eval_fn = plain_eval
-
-        dtype = compute_dtype(features.precision)
-
-        def evaluate(dyn: Any, batch: Any, key: jax.Array) -> dict[str, jax.Array]:
-            current = eqx.combine(dyn, static)
-            model = eqx.nn.inference_mode(cast_floating(deployed_model(current), dtype))
-            batch = cast_floating(batch, dtype)
-            if stateful:
-                out = eval_fn(model, cast_floating(current.model_state, dtype), batch, key)
-            else:
-                out = eval_fn(model, batch, key)
-            return jax.tree_util.tree_map(lambda v: v.astype(np.float32), out)
-
+        evaluate = evaluation_step(
+            task, static, stateful=state.model_state is not None, precision=features.precision
+        )
         self._eval = jax.jit(evaluate)
         super().__init__(
             step,
