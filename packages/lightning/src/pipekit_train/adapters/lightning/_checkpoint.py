@@ -106,7 +106,10 @@ class TorchFileStore(TorchFiles):
             "scheduler": state.get("scheduler"),
             "ema": state.get("ema"),
             "meta": json.dumps(
-                {**dict(meta), **({"config_digest": self.config_digest} if self.config_digest else {})},
+                {
+                    **dict(meta),
+                    **({"config_digest": self.config_digest} if self.config_digest else {}),
+                },
                 sort_keys=True,
             ),
         }

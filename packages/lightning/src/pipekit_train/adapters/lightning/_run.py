@@ -21,8 +21,8 @@ import torch
 
 import lightning.pytorch as pl
 from lightning.pytorch.utilities.exceptions import SIGTERMException
-from pipekit_train._signals import StopSignals
 from pipekit_train._config_digest import digest_of
+from pipekit_train._signals import StopSignals
 from pipekit_train.engine import STRUCTURE_HINT, RunOutcome, backend_info, resume_from_store
 from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
