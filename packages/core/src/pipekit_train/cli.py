@@ -166,7 +166,8 @@ def _print_where_to_look(loop: Any, info: dict[str, Any]) -> None:
     from .writers import viewing_hints
 
     lines = viewing_hints(loop, run_dir=info.get("run_dir") or loop.checkpoint_dir)
-    if info.get("diagnostics") and loop.checkpoint_dir is not None:
+    sampled = info.get("diagnostics") or info.get("phase") not in (None, "train")
+    if sampled and loop.checkpoint_dir is not None:
         folder = Path(loop.checkpoint_dir)
         run = folder.parent if folder.name == "checkpoints" else folder
         lines.append(f"Trace and rank plots: pipekit-train plot {shlex.quote(str(run))}")
