@@ -1,9 +1,10 @@
 """The config digest a checkpoint records (what lets the CLI call a rerun complete from the
 files alone) changes with anything the factories would build differently — an import
-string, a kwarg, the factory module's code or a file beside it, an identity field — and not
-with what a step does not depend on (callbacks, cadence, writers, the checkpoint folder,
-`backend_options.resume`). A loop holding a live object has none: only the backend can
-judge it. Nothing is imported to compute it."""
+string, a kwarg, the factory module's code or a helper beside it that it imports, an
+identity field — and not with what a step does not depend on (callbacks, cadence, writers,
+the checkpoint folder, `backend_options.resume`) nor with a file beside it that it does not
+import. A loop holding a live object has none: only the backend can judge it. Nothing is
+imported to compute it."""
 
 from __future__ import annotations
 
@@ -63,8 +64,15 @@ def test_the_digest_follows_what_the_factories_build(tmp_path: Path) -> None:
     (tmp_path / "digest_probe_factories.py").write_text(FACTORY + "# edited\n")
     edited = _digest(tmp_path)
     assert edited is not None and edited != base
+    (tmp_path / "unrelated_example.py").write_text("X = 1\n")
+    assert _digest(tmp_path) == edited  # a file the factory does not import does not count
     (tmp_path / "helpers_beside_it.py").write_text("WIDTH = 4\n")
-    assert _digest(tmp_path) != edited  # the user's code beside the factory counts too
+    factory = tmp_path / "digest_probe_factories.py"
+    factory.write_text("import helpers_beside_it\n" + factory.read_text())
+    with_helper = _digest(tmp_path)
+    assert with_helper not in (None, edited)
+    (tmp_path / "helpers_beside_it.py").write_text("WIDTH = 5\n")
+    assert _digest(tmp_path) != with_helper  # the user's helper it imports counts too
 
 
 def test_a_missing_module_or_a_live_object_gives_no_digest(tmp_path: Path) -> None:

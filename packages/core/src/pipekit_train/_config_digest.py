@@ -6,9 +6,10 @@ imports the user's libraries. So that ``pipekit-train run`` can say "already com
 without building them, every checkpoint's meta records ``config_digest``: a SHA-256 of
 the loop's identity-relevant fields as written (import strings and their kwargs, numbers,
 backend options) plus the source bytes of every module a factory names, read from disk
-without importing it (and of the ``.py`` files beside it, when it is the user's code rather
-than an installed library). A rerun whose digest equals the checkpoint's builds the same
-objects from the same code, so the checkpoint's fingerprint is its own.
+without importing it (and of the modules beside it that it imports, read from its
+``import`` statements, when it is the user's code rather than an installed library). A
+rerun whose digest equals the checkpoint's builds the same objects from the same code, so
+the checkpoint's fingerprint is its own.
 
 Fields that do not change what a step computes (callbacks, logging and evaluation
 cadence, writers, the checkpoint folder, ``backend_options.resume`` and
@@ -18,6 +19,7 @@ array, a ``ShardingSpec``) has no digest (``None``): only the full path can judg
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import sys
@@ -64,16 +66,43 @@ def _module_file(name: str, search_path: tuple[str, ...]) -> Path | None:
     return Path(origin)
 
 
+def _local_imports(file: Path) -> list[Path]:
+    """The user's modules beside ``file`` that it imports (by its ``import`` statements,
+    read with ``ast``, never run), and theirs in turn: a factory's helpers in its folder."""
+    seen: dict[Path, None] = {}
+    todo = [file]
+    while todo and len(seen) < 64:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen[current] = None
+        try:
+            tree = ast.parse(current.read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        names = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+        for name in sorted(names):
+            for candidate in (current.parent / f"{name}.py", current.parent / name / "__init__.py"):
+                if candidate.is_file() and candidate not in seen:
+                    todo.append(candidate)
+    return list(seen)[1:]
+
+
 def _sources(ref: FactoryRef) -> str:
     """A digest of the code a factory reference runs: its module's file and, for the user's
-    own code (not under site-packages), the ``.py`` files beside it."""
+    own code (not under site-packages), the modules beside it that it imports."""
     module = ref.target.partition(":")[0]
     found = _module_file(module, ref.search_path)
     if found is None:
         raise _NotPlain(module)
     files = [found]
     if not {"site-packages", "dist-packages"} & set(found.parts):
-        files += sorted(p for p in found.parent.glob("*.py") if p != found)
+        files += sorted(_local_imports(found))
     h = hashlib.sha256()
     for f in files:
         h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
