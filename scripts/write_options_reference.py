@@ -1,6 +1,7 @@
 """Write ``docs/options.md``, the ``backend_options`` reference, from the backends' specs.
 
-Each backend declares its options once (``OPTION_SPECS`` in its ``_options.py``, checked by
+Each backend declares its options once (``OPTION_SPECS`` in its ``_options.py``, or in its
+light ``pipekit_train.adapters._<module>_options`` that core's preflight reads, checked by
 ``pipekit_train.engine.parse_backend_options``); this page is written from those specs, so
 it says exactly what is checked. ``python scripts/write_options_reference.py`` rewrites the
 page; ``--check`` exits 1 when the checked-in page is stale (the integration test runs it).
@@ -30,13 +31,13 @@ hand. `resume` is one option, declared once in core, on every backend
 
 def _sections() -> Iterator[tuple[str, Sequence[OptionSpec], str]]:
     os.environ.setdefault("KERAS_BACKEND", "jax")  # the keras package says so otherwise
+    from pipekit_train.adapters._equinox_options import OPTION_SPECS as EQX
+    from pipekit_train.adapters._keras_options import OPTION_SPECS as KERAS
+    from pipekit_train.adapters._lightning_options import _OWNED
+    from pipekit_train.adapters._lightning_options import OPTION_SPECS as LIGHTNING
+    from pipekit_train.adapters._numpyro_svi_options import OPTION_SPECS as SVI
     from pipekit_train.adapters.blackjax import _options as bjx
-    from pipekit_train.adapters.equinox._options import OPTION_SPECS as EQX
-    from pipekit_train.adapters.keras._options import OPTION_SPECS as KERAS
-    from pipekit_train.adapters.lightning._options import _OWNED
-    from pipekit_train.adapters.lightning._options import OPTION_SPECS as LIGHTNING
     from pipekit_train.adapters.numpyro_mcmc._options import OPTION_SPECS as MCMC
-    from pipekit_train.adapters.numpyro_svi._options import OPTION_SPECS as SVI
 
     yield "equinox", EQX, ""
     yield "numpyro-svi", SVI, ""

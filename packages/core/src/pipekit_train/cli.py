@@ -86,6 +86,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     cache = args.compilation_cache or str(default_compilation_cache_dir())
     if cache != "off" and _runs_on_jax(loop.backend):
         loop.backend_options.setdefault("compilation_cache", cache)
+    early = _answer_early(loop, args)
+    if early is not None:
+        return early
     print(f"pipekit-train: running {args.loop} on backend {loop.backend!r}", file=sys.stderr)
     op, info = loop.run()
     _print_summary(info, loop.checkpoint_dir)
@@ -99,6 +102,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.save:
         op.save(args.save)
         print(f"saved trained model to {args.save}")
+    return 0
+
+
+def _answer_early(loop: Any, args: argparse.Namespace) -> int | None:
+    """Answer from the config and the checkpoint files, before the backend is imported.
+
+    A missing backend, a bad option or a foreign checkpoint raises here; a finished run
+    (its checkpoint's config digest equal to this config's) is reported from its meta.
+    ``--save`` needs the trained op, so it goes on to the backend (``None``).
+    """
+    from ._config_digest import config_digest
+    from .engine._preflight import preflight
+
+    answer = preflight(loop, config_digest=None if args.save else config_digest(loop))
+    if answer is None:
+        return None
+    info = answer.info()
+    _print_summary(info, loop.checkpoint_dir)
+    _print_where_to_look(loop, info)
+    if args.info_json:
+        Path(args.info_json).write_text(json.dumps(info, indent=2, default=str))
     return 0
 
 
@@ -142,7 +166,8 @@ def _print_where_to_look(loop: Any, info: dict[str, Any]) -> None:
     from .writers import viewing_hints
 
     lines = viewing_hints(loop, run_dir=info.get("run_dir") or loop.checkpoint_dir)
-    if info.get("diagnostics") and loop.checkpoint_dir is not None:
+    sampled = info.get("diagnostics") or info.get("phase") not in (None, "train")
+    if sampled and loop.checkpoint_dir is not None:
         folder = Path(loop.checkpoint_dir)
         run = folder.parent if folder.name == "checkpoints" else folder
         lines.append(f"Trace and rank plots: pipekit-train plot {shlex.quote(str(run))}")
@@ -167,7 +192,7 @@ def _print_summary(info: dict[str, Any], checkpoint_dir: Any = None) -> None:
             print(
                 f"run already complete at step {final}{where}; no steps run. final metrics: {shown}"
             )
-        if report:
+        if report or info.get("phase") not in (None, "train"):  # a sampler's phases
             print("(use a new checkpoint_dir to sample again with other settings)")
         else:
             print("(raise max_steps, or use a new checkpoint_dir, to train further)")

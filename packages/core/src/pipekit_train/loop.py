@@ -319,11 +319,20 @@ class TrainingLoop:
         ``BackendNotInstalledError`` (with the ``pip install`` command) when the
         backend's distribution is missing.
         """
+        from ._config_digest import attach_digest, config_digest
         from ._quiet import quiet_library_noise
+        from .engine._preflight import preflight
 
         quiet_library_noise()
+        # What the config and the checkpoint files can refuse (a missing backend, a bad
+        # option, a foreign checkpoint) is refused before any framework import. A finished
+        # run still goes to the backend: the caller gets the trained op, restored.
+        preflight(self, config_digest=None)
+        digest = config_digest(self)
         backend = load_backend(self.backend)
-        return backend.run(self.resolved())
+        resolved = self.resolved()
+        attach_digest(resolved, digest)
+        return backend.run(resolved)
 
     # -- YAML ----------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -26,6 +26,7 @@ __all__ = [
     "installed_backends",
     "known_backend_names",
     "load_backend",
+    "backend_module_name",
     "distribution_version",
     "distribution_versions",
 ]
@@ -90,8 +91,9 @@ def check_backend_name(name: object, field: str = "backend") -> str:
     return name
 
 
-def load_backend(name: str) -> ModuleType:
-    """Import the adapter module registered for ``name``.
+def backend_module_name(name: str) -> str:
+    """The adapter module registered for ``name``, read from the entry points (nothing
+    imported): what :func:`load_backend` imports, and what the preflight checks first.
 
     Raises ``ConfigError`` for an unknown name and ``BackendNotInstalledError``
     (with the exact install command) when its distribution is missing.
@@ -99,18 +101,28 @@ def load_backend(name: str) -> ModuleType:
     check_backend_name(name)
     for ep in _entry_points():
         if ep.name == name:
-            module = importlib.import_module(ep.value)
-            if not callable(getattr(module, "run", None)):
-                raise BackendNotInstalledError(
-                    f"backend {name!r} is registered by {ep.value} but that module has no "
-                    "run(loop) function; reinstall its distribution"
-                )
-            return module
+            return str(ep.value)
     dist = KNOWN_BACKENDS.get(name, f"the distribution providing {name!r}")
     raise BackendNotInstalledError(
         f"backend {name!r} is not installed. Install it with:\n\n    pip install {dist}\n\n"
         f"(installed backends: {', '.join(b.name for b in installed_backends()) or 'none'})"
     )
+
+
+def load_backend(name: str) -> ModuleType:
+    """Import the adapter module registered for ``name``.
+
+    Raises ``ConfigError`` for an unknown name and ``BackendNotInstalledError``
+    (with the exact install command) when its distribution is missing.
+    """
+    value = backend_module_name(name)
+    module = importlib.import_module(value)
+    if not callable(getattr(module, "run", None)):
+        raise BackendNotInstalledError(
+            f"backend {name!r} is registered by {value} but that module has no "
+            "run(loop) function; reinstall its distribution"
+        )
+    return module
 
 
 def distribution_version(name: str) -> str | None:

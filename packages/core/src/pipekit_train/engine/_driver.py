@@ -168,8 +168,13 @@ def run_driver(
 
             def save(step: int, meta: dict[str, Any]) -> None:
                 assert checkpointer is not None
+                # ``total_steps`` (every phase together) lets the preflight tell a finished
+                # run from the files alone (``engine._preflight``).
                 checkpointer.save(
-                    step, program.checkpoint_state(carry), meta, trace.arrays() if trace else None
+                    step,
+                    program.checkpoint_state(carry),
+                    {**meta, "total_steps": total},
+                    trace.arrays() if trace else None,
                 )
 
             with StopSignals() as signals:

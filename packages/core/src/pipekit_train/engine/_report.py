@@ -104,7 +104,7 @@ def backend_info(
         "final_step": int(outcome.final_step),
         "resumed_from_step": _optional_int(outcome.resumed_from_step),
         "last_checkpoint_step": _optional_int(outcome.last_checkpoint_step),
-        "stop_reason": outcome.stop_reason,
+        "stop_reason": _stop_reason(outcome),
         "interrupted": outcome.interrupted,
         "final_metrics": dict(outcome.final_metrics),
         "total_seconds": float(time.perf_counter() - started),
@@ -120,6 +120,17 @@ def backend_info(
     if clash:
         raise ValueError(f"{backend}: backend_info extras {clash} reuse schema keys")
     return {**info, **(extras or {})}
+
+
+def _stop_reason(outcome: RunOutcome) -> str | None:
+    """The loop's reason, or "already complete at step N" for a rerun of a finished run (it
+    resumed at its last step and ran none), so a rerun from Python says what happened."""
+    if outcome.stop_reason is not None or outcome.interrupted is not None:
+        return outcome.stop_reason
+    if outcome.resumed_from_step is not None and outcome.steps_run == 0:
+        if int(outcome.final_step) == int(outcome.resumed_from_step):
+            return f"already complete at step {int(outcome.final_step)}"
+    return None
 
 
 def _optional_int(value: int | None) -> int | None:

@@ -117,6 +117,9 @@ class Checkpointer(OrbaxFiles):
         self.resume = resume
         self.async_save = async_save
         self.checksums = checksums
+        #: The loop's plain-config digest (``_config_digest``), written into every meta so a
+        #: finished run can be told from the files alone (``engine._preflight``).
+        self.config_digest: str | None = None
         self._mngr = self._make_manager()
 
     def _make_manager(self) -> Any:
@@ -209,6 +212,8 @@ class Checkpointer(OrbaxFiles):
         extra: dict[str, Any] = {"layout": layout}
         if self.checksums:
             extra["checksums"] = _checksum_item.marker()
+        if self.config_digest is not None:
+            extra["config_digest"] = self.config_digest
         items: dict[str, Any] = {"state": ocp.args.StandardSave(packed)}
         described: dict[str, Any] = {"state": packed}
         if trace:
@@ -350,14 +355,18 @@ def checkpointer_for(
     or ``None`` when the loop does not checkpoint."""
     if loop.checkpoint_dir is None:
         return None
+    from pipekit_train._config_digest import digest_of
+
     ckpt = loop.checkpoint_callback
-    return Checkpointer(
+    checkpointer = Checkpointer(
         loop.checkpoint_dir,
         keep_last=ckpt.keep_last if ckpt is not None else None,
         fingerprint=fingerprint,
         resume=resume,
         async_save=async_save,
     )
+    checkpointer.config_digest = digest_of(loop)
+    return checkpointer
 
 
 def _trace_from(item: Mapping[str, Any], meta: Mapping[str, Any]) -> dict[str, Any]:

@@ -77,6 +77,8 @@ class TorchFileStore(TorchFiles):
     def __init__(self, directory: str | os.PathLike[str], keep_last: int | None) -> None:
         super().__init__(directory)
         self.keep_last = keep_last
+        #: The loop's plain-config digest, written into every meta (``engine._preflight``).
+        self.config_digest: str | None = None
         ensure_writable(self.directory)
         for stale in self.directory.glob(TMP_PREFIX + "*"):  # a save cut short by a kill
             stale.unlink(missing_ok=True)
@@ -103,7 +105,13 @@ class TorchFileStore(TorchFiles):
             "optimizer": state.get("optimizer"),
             "scheduler": state.get("scheduler"),
             "ema": state.get("ema"),
-            "meta": json.dumps(dict(meta), sort_keys=True),
+            "meta": json.dumps(
+                {
+                    **dict(meta),
+                    **({"config_digest": self.config_digest} if self.config_digest else {}),
+                },
+                sort_keys=True,
+            ),
         }
         buffer = io.BytesIO()
         torch.save(payload, buffer)

@@ -21,6 +21,7 @@ import torch
 
 import lightning.pytorch as pl
 from lightning.pytorch.utilities.exceptions import SIGTERMException
+from pipekit_train._config_digest import digest_of
 from pipekit_train._signals import StopSignals
 from pipekit_train.engine import STRUCTURE_HINT, RunOutcome, backend_info, resume_from_store
 from pipekit_train.errors import CheckpointError, ConfigError
@@ -151,6 +152,7 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
     if loop.checkpoint_dir is not None:
         ckpt = loop.checkpoint_callback
         store = TorchFileStore(loop.checkpoint_dir, ckpt.keep_last if ckpt is not None else None)
+        store.config_digest = digest_of(loop)
         saved = resume_from_store(store, None, mode=options.resume, fingerprint=fp)
         if saved is not None:
             _restore_module(net, saved)

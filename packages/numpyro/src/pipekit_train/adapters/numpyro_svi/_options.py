@@ -6,34 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pipekit_train.adapters._numpyro_svi_options import OPTION_SPECS
 from pipekit_train.engine import (
-    RESUME_OPTION,
-    OptionSpec,
-    compilation_cache_option,
-    num_data_option,
-    optimizer_id_option,
     parse_backend_options,
 )
 
 __all__ = ["SviOptions", "parse_options", "OPTION_SPECS"]
-
-#: Every key numpyro-svi takes (the reference page is written from these).
-OPTION_SPECS: tuple[OptionSpec, ...] = (
-    OptionSpec("steps_per_call", "int", 50, "SVI steps fused into one compiled call", low=1),
-    OptionSpec("worker_count", "int", 0, "Grain worker processes for the training data", low=0),
-    OptionSpec(
-        "shuffle",
-        "bool",
-        True,
-        "shuffle the rows each epoch when minibatching; a full batch (batch_size = the "
-        "dataset's rows) is never shuffled",
-    ),
-    RESUME_OPTION,
-    OptionSpec("x64", "bool", False, "compute in float64"),
-    compilation_cache_option(),
-    optimizer_id_option(),
-    num_data_option(),
-)
 
 
 @dataclass(frozen=True)
