@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     sweep = load_sweep(args.file)
     if args.n_trials is not None:
         sweep.n_trials = args.n_trials
+    from ..cli import default_compilation_cache_dir
+
+    cache = args.compilation_cache or str(default_compilation_cache_dir())
+    sweep.compilation_cache = None if cache == "off" else cache
     if args.show:
         _show(sweep)
         return 0
@@ -72,4 +77,10 @@ def add_sweep_command(sub: Any) -> None:
     parser.add_argument("file", metavar="FILE", help="the sweep YAML file")
     parser.add_argument("--show", action="store_true", help="print the study table and stop")
     parser.add_argument("--n-trials", type=int, default=None, help="override n_trials")
+    parser.add_argument(
+        "--compilation-cache",
+        metavar="DIR|off",
+        default=os.environ.get("PIPEKIT_TRAIN_COMPILATION_CACHE"),
+        help="JAX persistent compilation cache for the trials, as for `pipekit-train run`",
+    )
     parser.set_defaults(func=_cmd_sweep)

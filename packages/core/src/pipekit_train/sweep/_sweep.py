@@ -89,6 +89,9 @@ class Sweep:
         search_path: folders the loop's ``'module:factory'`` references resolve from.
         grace_s: a trial whose process has sent no heartbeat for this long (another
             host's, or one whose death cannot be seen) is run again by another process.
+        compilation_cache: the JAX persistent compilation cache folder given to every
+            trial on a JAX backend (``pipekit-train sweep`` sets it as ``run`` does), so
+            trials of one shape compile once; not part of the trials' configs.
     """
 
     loop: Any
@@ -106,6 +109,7 @@ class Sweep:
     study_name: str = "sweep"
     search_path: tuple[str, ...] = ()
     grace_s: float = 600.0
+    compilation_cache: str | None = None
     params: tuple[Param, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -293,6 +297,15 @@ class Sweep:
         data["metric_writer"] = _local_writer(data.get("metric_writer"))
         return data
 
+    def _loop(self, data: dict[str, Any]) -> Any:
+        from ..cli import _runs_on_jax
+        from ..config import loop_from_dict
+
+        loop = loop_from_dict(data, self.search_path)
+        if self.compilation_cache and _runs_on_jax(loop.backend):
+            loop.backend_options.setdefault("compilation_cache", self.compilation_cache)
+        return loop
+
     def _finished(self, study: Any, claims: Claims, slot: Slot, trial_id: int) -> bool:
         """Settle a trial a killed process left told or pruned; ``True`` when nothing is left."""
         optuna = import_optuna()
@@ -310,8 +323,6 @@ class Sweep:
         """Run the slot's trial to its end; ``True`` when the run was interrupted (stop)."""
         import yaml
 
-        from ..config import loop_from_dict
-
         optuna = import_optuna()
         trial_id, number = self._trial_id(study, claims, slot)
         if self._finished(study, claims, slot, trial_id):
@@ -321,7 +332,7 @@ class Sweep:
         folder = self.trial_dir(number)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "trial.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
-        loop = loop_from_dict(data, self.search_path)
+        loop = self._loop(data)
         loop.callbacks.append(ReportToTrial(trial, self.objective))
         try:
             _, info = loop.run()
@@ -372,8 +383,6 @@ class Sweep:
         """Run ``slots`` as one vmapped Equinox population (``run_population``)."""
         import pkgutil
 
-        from ..config import loop_from_dict
-
         members, trials = [], []
         for slot in slots:
             trial_id, number = self._trial_id(study, claims, slot)
@@ -382,7 +391,7 @@ class Sweep:
             trials.append((slot, trial, number))
         data = self.trial_config(trials[0][2], {})
         data["checkpoint_dir"] = str(Path(self.folder) / "populations" / str(slots[0].group))
-        loop = loop_from_dict(data, self.search_path)
+        loop = self._loop(data)
         run_population = pkgutil.resolve_name("pipekit_train.adapters.equinox:run_population")
         results = run_population(loop, members)
         for (slot, trial, number), (_, info) in zip(trials, results, strict=True):
