@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..errors import ExtraNotInstalledError
 from ..plot._registry import RunFolder
@@ -42,9 +43,9 @@ class SweepPlots:
                 ("history", ovm.plot_optimization_history),
                 ("parallel_coordinates", ovm.plot_parallel_coordinate),
             ):
-                ax = draw(study)
+                figure: Any = draw(study).figure
                 path = run.out_dir / f"sweep_{name}.png"
-                ax.figure.savefig(path, dpi=100, bbox_inches="tight")
-                plt.close(ax.figure)
+                figure.savefig(path, dpi=100, bbox_inches="tight")
+                plt.close(figure)
                 written.append(path)
         return written
