@@ -56,6 +56,13 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     )
     study = sweep.run()
     _show(sweep)
+    if sweep.interrupted:
+        print(
+            f"pipekit-train: sweep interrupted; its running trial is checkpointed. Resume "
+            f"with: pipekit-train sweep {args.file}",
+            file=sys.stderr,
+        )
+        return 130
     best = sweep.write_best(study)
     if best is not None:
         here = sweep.search_path[0] if sweep.search_path else "."

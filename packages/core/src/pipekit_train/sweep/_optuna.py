@@ -117,11 +117,21 @@ def engine_kwargs(url: str) -> dict[str, Any]:
 
 
 def open_storage(url: str) -> Any:
-    """Optuna's RDB storage at ``url`` (a SQLAlchemy URL)."""
+    """Optuna's RDB storage at ``url`` (a SQLAlchemy URL).
+
+    Two processes starting one sweep at once may both create Optuna's tables; the loser's
+    error is retried (a few times, then reported as a ``ConfigError`` naming ``storage``).
+    """
+    import time
+
     optuna = import_optuna()
-    try:
-        return optuna.storages.RDBStorage(url, engine_kwargs=engine_kwargs(url))
-    except Exception as exc:  # a bad URL, an unreachable server
-        raise ConfigError(
-            f"sweep storage {url!r} cannot be opened: {exc}", field="storage"
-        ) from exc
+    for attempt in range(5):
+        try:
+            return optuna.storages.RDBStorage(url, engine_kwargs=engine_kwargs(url))
+        except Exception as exc:  # a bad URL, an unreachable server, a creation race
+            if attempt == 4:
+                raise ConfigError(
+                    f"sweep storage {url!r} cannot be opened: {exc}", field="storage"
+                ) from exc
+            time.sleep(0.5 + attempt)
+    raise AssertionError("unreachable")

@@ -111,6 +111,8 @@ class Sweep:
     grace_s: float = 600.0
     compilation_cache: str | None = None
     params: tuple[Param, ...] = field(init=False, repr=False)
+    #: Set by ``run()``: whether a trial was stopped by a signal (left to resume).
+    interrupted: bool = field(init=False, default=False)
 
     def __post_init__(self) -> None:
         from ..config import _field_names, loop_from_dict
@@ -202,18 +204,27 @@ class Sweep:
                 indent=2,
             )
         )
-        return optuna.create_study(
-            storage=open_storage(self.storage_url),
-            study_name=self.study_name,
-            direction=self.direction,
-            load_if_exists=True,
-            sampler=make_sampler(self._sampler, self.seed),
-            pruner=make_pruner(self._pruner),
-        )
+        storage = open_storage(self.storage_url)
+        for attempt in range(5):  # two processes creating the study at once
+            try:
+                return optuna.create_study(
+                    storage=storage,
+                    study_name=self.study_name,
+                    direction=self.direction,
+                    load_if_exists=True,
+                    sampler=make_sampler(self._sampler, self.seed),
+                    pruner=make_pruner(self._pruner),
+                )
+            except optuna.exceptions.DuplicatedStudyError:
+                if attempt == 4:
+                    raise
+                time.sleep(0.5)
+        raise AssertionError("unreachable")
 
     def run(self) -> Any:
         """Run (or resume) the sweep until the budget is spent; return the Optuna study."""
         study = self.open_study()
+        self.interrupted = False
         claims = Claims(self.storage_url, self.study_name, grace_s=self.grace_s)
         start = time.monotonic()
         try:
@@ -234,6 +245,7 @@ class Sweep:
                 else:
                     stopped = self._run_slot(study, claims, group[0])
                 if stopped:
+                    self.interrupted = True
                     break
         finally:
             claims.close()
