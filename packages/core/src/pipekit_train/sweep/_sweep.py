@@ -309,6 +309,14 @@ class Sweep:
         data["metric_writer"] = _local_writer(data.get("metric_writer"))
         return data
 
+    def _write_trial_yaml(self, number: int, data: dict[str, Any]) -> None:
+        """``trials/<n>/trial.yaml``: the trial's loop, as ``pipekit-train run`` takes it."""
+        import yaml
+
+        folder = self.trial_dir(number)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "trial.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+
     def _loop(self, data: dict[str, Any]) -> Any:
         from ..cli import _runs_on_jax
         from ..config import loop_from_dict
@@ -333,7 +341,6 @@ class Sweep:
 
     def _run_slot(self, study: Any, claims: Claims, slot: Slot) -> bool:
         """Run the slot's trial to its end; ``True`` when the run was interrupted (stop)."""
-        import yaml
 
         optuna = import_optuna()
         trial_id, number = self._trial_id(study, claims, slot)
@@ -341,9 +348,7 @@ class Sweep:
             return False
         trial, values = self._suggest(study, trial_id, number)
         data = self.trial_config(number, values)
-        folder = self.trial_dir(number)
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "trial.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+        self._write_trial_yaml(number, data)
         loop = self._loop(data)
         loop.callbacks.append(ReportToTrial(trial, self.objective))
         try:
@@ -401,10 +406,19 @@ class Sweep:
             trial, values = self._suggest(study, trial_id, number)
             members.append(values)
             trials.append((slot, trial, number))
+            self._write_trial_yaml(number, self.trial_config(number, values))
         data = self.trial_config(trials[0][2], {})
         data["checkpoint_dir"] = str(Path(self.folder) / "populations" / str(slots[0].group))
         loop = self._loop(data)
-        run_population = pkgutil.resolve_name("pipekit_train.adapters.equinox:run_population")
+        try:
+            run_population = pkgutil.resolve_name("pipekit_train.adapters.equinox:run_population")
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(
+                "sweep population needs pipekit_train.adapters.equinox.run_population "
+                "(pip install 'pipekit-train-equinox', a version with populations); or drop "
+                "population to run the trials one by one",
+                field="population",
+            ) from exc
         results = run_population(loop, members)
         for (slot, trial, number), (_, info) in zip(trials, results, strict=True):
             if info.get("interrupted"):
