@@ -1,8 +1,9 @@
 """SIGKILL the sweep process in the middle of a trial (at step 25 of 30, after that trial's
-step-10 checkpoint was complete and the step-20 one handed to the writer), start it again, and the finished study equals an uninterrupted
-sweep's: the same trials with the same params, states, values, reported metrics and final
-metrics, bit for bit. The killed trial is run again in its own folder from its checkpoint
-(not replaced by a new trial), and the trials after it are suggested as they were."""
+step-10 checkpoint was complete and the step-20 one handed to the writer), start it again,
+and the finished study equals an uninterrupted sweep's: the same trials with the same
+params, states, values, reported metrics and final metrics, bit for bit. The killed trial
+is run again in its own folder from its checkpoint (not replaced by a new trial), and the
+trials after it are suggested as they were."""
 
 from __future__ import annotations
 
