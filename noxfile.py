@@ -40,7 +40,7 @@ DISTRIBUTIONS: dict[str, str] = {
 }
 
 # core's extras installed by the tests-core-jax session
-CORE_JAX_EXTRAS: list[str] = ["jax", "tensorboard", "mlflow", "plot"]
+CORE_JAX_EXTRAS: list[str] = ["jax", "tensorboard", "mlflow", "plot", "sweep"]
 
 LINT_PATHS = ["packages", "tests", "examples", "benchmarks", "scripts", "noxfile.py", "conftest.py"]
 
@@ -72,7 +72,7 @@ def tests_core(session: nox.Session) -> None:
 
 @nox.session(name="tests-core-jax", tags=["ci"])
 def tests_core_jax(session: nox.Session) -> None:
-    """Core with its jax, tensorboard, mlflow and plot extras, runs tests/core_jax."""
+    """Core with its jax, tensorboard, mlflow, plot and sweep extras, runs tests/core_jax."""
     extras = [arg for extra in CORE_JAX_EXTRAS for arg in ("--extra", extra)]
     _uv_sync(session, "--package", CORE, *extras, "--group", "test", "--no-editable")
     _pytest(session, "core_jax")

@@ -1,7 +1,7 @@
 """The session for core's extras really has them: every requirement they declare is installed.
 
 Runs in `nox -s tests-core-jax` (core with `--extra jax --extra tensorboard --extra mlflow
---extra plot`). The `[mlflow]` extra brings what MLflow's SQLite store needs beyond
+--extra plot --extra sweep`). The `[mlflow]` extra brings what MLflow's SQLite store needs beyond
 mlflow-skinny.
 """
 
@@ -12,7 +12,7 @@ from importlib import metadata
 import pytest
 from packaging.requirements import Requirement
 
-EXTRAS = ["jax", "tensorboard", "mlflow", "plot"]
+EXTRAS = ["jax", "tensorboard", "mlflow", "plot", "sweep"]
 
 
 def _requirements(extra: str) -> list[Requirement]:

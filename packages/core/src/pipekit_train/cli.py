@@ -345,6 +345,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .plot._cli import add_plot_command
 
     add_plot_command(sub)
+    from .sweep._cli import add_sweep_command
+
+    add_sweep_command(sub)
     return parser
 
 

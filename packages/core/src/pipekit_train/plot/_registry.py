@@ -50,9 +50,10 @@ def register_plotter(plotter: Plotter) -> None:
 
 def plotters() -> list[Plotter]:
     """Core's plotters, then those registered in code, then entry-point ones, by name."""
+    from ..sweep._plot import SweepPlots
     from ._metrics import MetricCurves
 
-    found: dict[str, Plotter] = {"metrics": MetricCurves()}
+    found: dict[str, Plotter] = {"metrics": MetricCurves(), "sweep": SweepPlots()}
     found.update(_REGISTERED)
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if ep.name not in found:
