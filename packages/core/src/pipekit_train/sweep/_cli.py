@@ -55,6 +55,14 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     study = sweep.run()
+    choice = sweep.population_choice
+    if choice is not None:
+        how = (
+            f"{sweep.population} trials at a time as one vmapped program"
+            if choice.pays or not sweep.population_rule
+            else "one trial at a time (population_rule: false forces the population)"
+        )
+        print(f"pipekit-train: population: {how}; the rule: {choice.reason}", file=sys.stderr)
     _show(sweep)
     if sweep.interrupted:
         print(

@@ -42,6 +42,7 @@ SWEEP_KEYS = (
     "folder",
     "seed",
     "population",
+    "population_rule",
     "study_name",
     "grace_s",
 )

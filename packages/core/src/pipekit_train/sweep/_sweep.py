@@ -106,6 +106,7 @@ class Sweep:
     folder: str | os.PathLike[str] = "runs/sweep"
     seed: int = 0
     population: int | None = None
+    population_rule: bool = True
     study_name: str = "sweep"
     search_path: tuple[str, ...] = ()
     grace_s: float = 600.0
@@ -113,6 +114,9 @@ class Sweep:
     params: tuple[Param, ...] = field(init=False, repr=False)
     #: Set by ``run()``: whether a trial was stopped by a signal (left to resume).
     interrupted: bool = field(init=False, default=False)
+    #: Set by ``run()`` when ``population`` is given: the rule's verdict (``pays``, ``reason``).
+    population_choice: Any = field(init=False, default=None, repr=False)
+    _populating: bool = field(init=False, default=False, repr=False)
 
     def __post_init__(self) -> None:
         from ..config import _field_names, loop_from_dict
@@ -163,6 +167,13 @@ class Sweep:
 
     def _check_population(self) -> None:
         _positive_int(self.population, "population")
+        if not isinstance(self.population_rule, bool):
+            raise ConfigError(
+                "sweep population_rule must be true (the documented rule may run the trials "
+                f"one by one where a population does not pay) or false, got "
+                f"{self.population_rule!r}",
+                field="population_rule",
+            )
         backend = self.loop.get("backend", "equinox")
         if backend != "equinox":
             raise ConfigError(
@@ -225,6 +236,7 @@ class Sweep:
         """Run (or resume) the sweep until the budget is spent; return the Optuna study."""
         study = self.open_study()
         self.interrupted = False
+        self._populating = self.population is not None and self._population_pays()
         claims = Claims(self.storage_url, self.study_name, grace_s=self.grace_s)
         start = time.monotonic()
         try:
@@ -240,7 +252,7 @@ class Sweep:
                     group = self._take(claims)
                     if not group:
                         break
-                if self.population is not None and group[0].group is not None:
+                if self._populating and group[0].group is not None:
                     stopped = self._run_population(study, claims, group)
                 else:
                     stopped = self._run_slot(study, claims, group[0])
@@ -252,8 +264,28 @@ class Sweep:
         self.write_best(study)
         return study
 
+    def _population_pays(self) -> bool:
+        """Whether to run ``population`` trials at once: the Equinox rule's verdict
+        (``population_pays``: parameters x rows per step, the platform), unless
+        ``population_rule`` is false. Deterministic, so a resumed sweep decides the same."""
+        import pkgutil
+
+        assert self.population is not None
+        try:
+            pays = pkgutil.resolve_name("pipekit_train.adapters.equinox:population_pays")
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(
+                "sweep population needs pipekit_train.adapters.equinox.run_population "
+                "(pip install 'pipekit-train-equinox', a version with populations); or drop "
+                "population to run the trials one by one",
+                field="population",
+            ) from exc
+        loop = self._loop(self.trial_config(0, {})).resolved()
+        self.population_choice = pays(loop, self.population)
+        return bool(self.population_choice.pays) or not self.population_rule
+
     def _take(self, claims: Claims) -> list[Slot]:
-        if self.population is None:
+        if not self._populating:
             one = claims.take_free(self.n_trials)
             return [one] if one is not None else []
         taken: list[Slot] = []

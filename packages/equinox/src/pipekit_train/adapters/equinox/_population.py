@@ -357,6 +357,7 @@ def run_population(
     to float32 rounding (the vmapped matmuls may round differently).
     """
     started = time.perf_counter()
+    loop = loop.resolved()  # a loop from YAML holds 'module:factory' references
     member_loops = check_members(loop, members)
     _refuse_unsupported(loop)
     require_features(loop, supported=tuple(FEATURE_DEFAULTS), backend="equinox")
