@@ -6,6 +6,7 @@ Runs every case of benchmarks/README.md, prints a markdown table and writes it t
     python benchmarks/run.py                  # everything (~6-9 min on 2 cores)
     python benchmarks/run.py --quick          # a smoke run: 2 rounds, short windows
     python benchmarks/run.py --cases 1,2,3 --no-sweep
+    python benchmarks/run.py --whole [--quick] # case 17 alone: whole runs against each peer
 """
 
 from __future__ import annotations
@@ -23,18 +24,26 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from importlib import metadata  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _bayes_cases  # noqa: E402
 import _blackjax_cases  # noqa: E402
 import _cases  # noqa: E402
+import _whole_cases  # noqa: E402
 from _cases import Row, Settings  # noqa: E402
 from _common import digits  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
-ALL_CASES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16")
+ALL_CASES = (
+    "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17",
+)  # fmt: skip
+ROOT = Path(__file__).resolve().parent.parent
+PERFORMANCE_MD = ROOT / "docs" / "performance.md"
+WHOLE_BEGIN = "<!-- whole-runs:begin (written by benchmarks/run.py --whole) -->"
+WHOLE_END = "<!-- whole-runs:end -->"
 
 #: What bounds a case that is below its target, found by profiling (py-spy, and timing the
 #: pieces) on the 2-core development machine; printed under the table for each case below
@@ -201,6 +210,59 @@ def _sweep_table(sweep: _cases.Sweep) -> list[str]:
     return lines
 
 
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _commit() -> str:
+    import subprocess
+
+    def git(*a: str) -> str:
+        out = subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True, check=False)
+        return out.stdout.strip()
+
+    sha = git("rev-parse", "--short", "HEAD") or "unknown"
+    return sha + (" (with uncommitted changes)" if git("status", "--porcelain") else "")
+
+
+def _whole_section(table: list[str], env: dict[str, str], s: Settings) -> list[str]:
+    """Case 17's table with the machine and the load it ran under."""
+    return [
+        f"Rounds: {s.repeats} (interleaved, the order alternating per round)"
+        + (" — a `--quick` smoke run" if s.repeats < 5 else "")
+        + ". Machine: "
+        f"{env['cpus']} CPUs (`nproc`), {_cpu_model()}; load average (1, 5, 15 min) "
+        f"{env['load average at start']} at the start, {env['load average at end']} at the "
+        f"end; {env['date']}; commit {_commit()}; PYTHONDONTWRITEBYTECODE="
+        f"{env['PYTHONDONTWRITEBYTECODE']}.",
+        "",
+        "Compile caches: the pipekit side starts each round from a fresh, empty persistent "
+        "compilation cache folder (cold); the warm rows are a second fresh process on that "
+        "folder. The peers run without one (JAX's default; Lightning compiles nothing).",
+        "",
+        *table,
+    ]
+
+
+def _write_performance_md(section: list[str]) -> None:
+    """Replace the generated part of docs/performance.md's "Whole runs against each peer"."""
+    text = PERFORMANCE_MD.read_text()
+    body = "\n".join([WHOLE_BEGIN, "", *section, "", WHOLE_END])
+    if WHOLE_BEGIN in text and WHOLE_END in text:
+        head, rest = text.split(WHOLE_BEGIN, 1)
+        text = head + body + rest.split(WHOLE_END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n## Whole runs against each peer\n\n" + body + "\n"
+    PERFORMANCE_MD.write_text(text)
+    print(f"wrote {PERFORMANCE_MD}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="interleaved rounds per case")
@@ -210,13 +272,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", default=",".join(ALL_CASES), help="comma-separated case ids")
     parser.add_argument("--no-sweep", action="store_true", help="skip the steps_per_call sweep")
     parser.add_argument("--quick", action="store_true", help="smoke run: 2 rounds, short windows")
-    parser.add_argument("--out", type=Path, default=RESULTS / "latest.md")
+    parser.add_argument(
+        "--whole",
+        action="store_true",
+        help="case 17 alone (whole runs against each peer, fresh processes): writes "
+        "results/whole-runs.md and the table of docs/performance.md",
+    )
+    parser.add_argument("--out", type=Path, default=None)
     parser.add_argument(
         "--cpu-time",
         action="store_true",
         help="case 9: time with process CPU time and one torch thread (robust to other load)",
     )
     args = parser.parse_args(argv)
+    if args.whole:
+        args.cases, args.no_sweep = "17", True
+    if args.out is None:
+        args.out = RESULTS / ("whole-runs.md" if args.whole else "latest.md")
     if args.cpu_time:
         import _lightning_ref
         import torch
@@ -300,6 +372,12 @@ def main(argv: list[str] | None = None) -> int:
         section("cases 14-14c: blackjax NUTS vs raw BlackJAX loops")
         rows += _blackjax_cases.case_backend_vs_raw_nuts(s)
         rows += _blackjax_cases.case_whole_run(s)
+    whole: tuple[list[str], dict[str, Any]] | None = None
+    if "17" in cases:
+        section("case 17: whole runs against each peer, fresh processes")
+        whole_rows, whole_table, whole_raw = _whole_cases.suite(s)
+        rows += whole_rows
+        whole = (whole_table, whole_raw)
     sweep = None
     if not args.no_sweep:
         section("steps_per_call sweep")
@@ -359,6 +437,11 @@ def main(argv: list[str] | None = None) -> int:
             *_sweep_table(sweep),
             "",
         ]
+    if whole is not None:
+        whole_md = _whole_section(whole[0], env, s)
+        lines += ["## Whole runs against each peer (case 17)", "", *whole_md, ""]
+        if args.whole:
+            _write_performance_md(whole_md)
     lines += ["## Environment", ""]
     lines += [f"- {k}: {v}" for k, v in env.items()]
     text = "\n".join(lines) + "\n"
@@ -372,6 +455,7 @@ def main(argv: list[str] | None = None) -> int:
         "sweep": None
         if sweep is None
         else {f"log{log}_k{k}": v for (log, k), v in sweep.rates.items()},
+        "whole_runs": None if whole is None else whole[1],
     }
     args.out.with_suffix(".json").write_text(json.dumps(raw, indent=1))
     print(f"wrote {args.out}", file=sys.stderr)
