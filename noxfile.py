@@ -238,6 +238,10 @@ def validate(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmarks against scikit-learn and Keras (JAX backend); everything installed.
 
+    Every case by default, the whole-run suite (case 17: each backend against its peer in
+    fresh processes) included; ``nox -s bench -- --whole [--quick]`` runs that suite alone and
+    writes ``benchmarks/results/whole-runs.md`` and its table in ``docs/performance.md``.
+
     ``--compile-bytecode`` writes the ``.pyc`` files at install, as pip does for a user: on a
     machine with ``PYTHONDONTWRITEBYTECODE=1`` every fresh interpreter would otherwise compile
     the sources it imports again (ArviZ alone ~3 s), which the whole-run cases would time.

@@ -11,16 +11,13 @@ traced program and so in the cache key (docs/decisions.md).
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 from _bayes_common import SVI_SETTINGS, HandSvi, Stamps, regression, svi_loop
 from _cases import Row, Settings, _rotate, _say
 from _common import median, paired_ratio
+from _spawn import Proc, spawn
 
 WORKER = Path(__file__).resolve().parent / "_bayes_worker.py"
 
@@ -65,19 +62,17 @@ def case_svi_vs_hand_update_loop(s: Settings) -> list[Row]:
     ]
 
 
-def _proc(mode: str, cache: str) -> float:
-    env = dict(os.environ, PYTHONHASHSEED="0")
-    out = subprocess.run(
-        [sys.executable, str(WORKER), mode, cache],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-        check=False,
-    )
-    if out.returncode != 0:
-        raise RuntimeError(f"{mode} failed:\n{out.stderr[-3000:]}")
-    return float(json.loads(out.stdout.strip().splitlines()[-1])["seconds"])
+#: Every fresh-process run of :func:`cases_whole_runs` by key (``svi_cold``, ``mcmc_run``, ...),
+#: as the parent saw it (wall, peak RSS, marks): the whole-run suite (``_whole_cases``) reads
+#: its numpyro rows from here rather than running the same processes again.
+PROCS: dict[str, list[Proc]] = {}
+
+
+def _proc(mode: str, cache: str, key: str) -> float:
+    p = spawn([str(WORKER), mode, cache], first_step=1)
+    PROCS.setdefault(key, []).append(p)
+    assert p.seconds is not None
+    return p.seconds
 
 
 def _row(case: str, what: str, ours: list[float], ref: list[float], target: float | None) -> Row:
@@ -115,21 +110,21 @@ def cases_whole_runs(s: Settings) -> list[Row]:
         ):
 
             def svi_first(c: str = svi_cache) -> None:
-                t["svi_cold"].append(_proc("svi-backend", c))  # an empty cache: compiles
-                t["svi_warm"].append(_proc("svi-backend", c))  # the same cache, new process
+                t["svi_cold"].append(_proc("svi-backend", c, "svi_cold"))  # empty: compiles
+                t["svi_warm"].append(_proc("svi-backend", c, "svi_warm"))  # same cache, new process
 
             def mcmc_first(c: str = mcmc_cache, r: int = r) -> None:
-                t["mcmc_cold"].append(_proc("mcmc-backend", c))
+                t["mcmc_cold"].append(_proc("mcmc-backend", c, "mcmc_cold"))
                 for mode, key in _rotate(
                     [("mcmc-backend", "mcmc_warm"), ("mcmc-backend-ckpt", "mcmc_ckpt")], r
                 ):
-                    t[key].append(_proc(mode, c))
+                    t[key].append(_proc(mode, c, key))
 
             steps = [
                 svi_first,
-                lambda: t["svi_run"].append(_proc("svi-run", "off")),
+                lambda: t["svi_run"].append(_proc("svi-run", "off", "svi_run")),
                 mcmc_first,
-                lambda: t["mcmc_run"].append(_proc("mcmc-run", "off")),
+                lambda: t["mcmc_run"].append(_proc("mcmc-run", "off", "mcmc_run")),
             ]
             for f in _rotate(steps, r):
                 f()

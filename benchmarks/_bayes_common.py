@@ -162,7 +162,12 @@ def raw_svi_run(data: dict[str, np.ndarray], steps: int) -> Any:
 
 
 def mcmc_loop(
-    x: np.ndarray, y: np.ndarray, *, cache_dir: str | None = None, checkpoint_dir: str | None = None
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    cache_dir: str | None = None,
+    checkpoint_dir: str | None = None,
+    callbacks: list[Any] | None = None,
 ) -> TrainingLoop:
     """The ``numpyro-mcmc`` run of the benchmarks (a checkpoint every 250 with a folder)."""
     m = MCMC_SETTINGS
@@ -182,7 +187,8 @@ def mcmc_loop(
         backend_options=options,
         log_every_n_steps=m.steps_per_call,
         checkpoint_dir=checkpoint_dir,
-        callbacks=[Checkpoint(every_n_steps=m.checkpoint_every)] if checkpoint_dir else [],
+        callbacks=list(callbacks or [])
+        + ([Checkpoint(every_n_steps=m.checkpoint_every)] if checkpoint_dir else []),
     )
 
 

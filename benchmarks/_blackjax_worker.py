@@ -1,33 +1,50 @@
 """One timed whole BlackJAX run in a fresh interpreter, for case 14c.
 
-Usage: python _blackjax_worker.py MODE — ``backend`` (``TrainingLoop(backend="blackjax")``)
-or ``raw`` (``window_adaptation(...).run`` then a ``lax.scan`` sampling loop). Prints one
-JSON line with ``seconds``: model set-up, compilation, warmup, 1,000 draws on the host;
-imports excluded.
+Usage: python _blackjax_worker.py MODE CACHE — ``backend`` (``TrainingLoop(backend="blackjax")``
+with CACHE as its persistent compilation cache, ``off`` for none) or ``raw``
+(``window_adaptation(...).run`` then a ``lax.scan`` sampling loop; no cache). Prints one JSON
+line with ``seconds``: model set-up, compilation, warmup, 1,000 draws on the host, imports
+excluded; and ``marks``, the ``time.monotonic()`` of the backend's host events.
 """
 
 from __future__ import annotations
 
-import json
 import sys
-import time
 import warnings
+from typing import Any
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 
-from _bayes_common import schools  # noqa: E402  (puts examples/ on sys.path)
+from _bayes_common import Stamps, schools  # noqa: E402  (puts examples/ on sys.path)
 from _blackjax_cases import RawNuts, backend_loop  # noqa: E402
+from _spawn import Marks, emit  # noqa: E402
+
+
+class _Marks(Stamps):
+    def __init__(self, marks: Marks) -> None:
+        super().__init__()
+        self.marks = marks
+
+    def on_step_end(self, loop: Any, state: Any) -> None:
+        self.marks.step(int(state.step))
 
 
 def main() -> None:
     warnings.simplefilter("ignore")
+    mode, cache = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "off")
     schools()
-    start = time.perf_counter()
-    if sys.argv[1] == "backend":
-        backend_loop(1000, checkpoint_dir=None, callbacks=[]).run()
+    marks = Marks()
+    marks.start()
+    if mode == "backend":
+        backend_loop(
+            1000,
+            checkpoint_dir=None,
+            callbacks=[_Marks(marks)],
+            cache_dir=None if cache == "off" else cache,
+        ).run()
     else:
         RawNuts().whole_run(1000)
-    print(json.dumps({"seconds": time.perf_counter() - start}))
+    emit(marks)
 
 
 if __name__ == "__main__":

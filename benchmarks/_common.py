@@ -21,24 +21,18 @@ import equinox as eqx
 import jax
 import numpy as np
 import optax
+from _data import BATCH, LR, OPTIMIZER_CONFIG, digits
+from _scan_ref import ScanLoop, make_model
 
 from pipekit_train import Callback, Checkpoint, TrainingLoop
 
-BATCH = 128
-LR = 1e-3
-OPTIMIZER_CONFIG: dict[str, Any] = {"name": "adamw", "lr": LR}
-
-
-def digits() -> dict[str, np.ndarray]:
-    """All of sklearn's digits: ``{"x": float32 [1797, 64] in [0, 1], "y": int32 [1797]}``."""
-    from sklearn.datasets import load_digits
-
-    d = load_digits()
-    return {"x": (d.data / 16.0).astype(np.float32), "y": d.target.astype(np.int32)}
-
-
-def make_model(seed: int = 0) -> eqx.nn.MLP:
-    return eqx.nn.MLP(64, 10, 256, 2, key=jax.random.PRNGKey(seed))
+__all__ = [
+    "BATCH",
+    "LR",
+    "ScanLoop",
+    "digits",
+    "make_model",
+]  # re-exported: the cases import them from here
 
 
 # -- statistics -------------------------------------------------------------------------------
@@ -194,73 +188,36 @@ def backend_seconds_per_step(
     return BackendRun((at[start + window] - at[start]) / window, info)
 
 
-# -- the hand-written fused reference: jax.jit + donation + lax.scan ---------------------------
-
-
-class ScanLoop:
-    """The fastest loop a user would write by hand: ``K`` steps per ``jax.jit`` call.
-
-    The inexact leaves of the model and the optimiser state are the jitted function's
-    arguments and are donated; ``lax.scan`` runs ``K`` AdamW steps over ``K`` stacked
-    batches, gathered with one numpy fancy index per chunk from a per-epoch permutation.
-    Like a loop that logs every ``K`` steps, it fetches the last loss of each chunk
-    (``float``): one device-to-host transfer per chunk, as the backend's log step does.
-    """
-
-    def __init__(self, data: dict[str, np.ndarray], k: int = 50, seed: int = 0) -> None:
-        self.x, self.y, self.k = data["x"], data["y"], k
-        self.n = len(self.x)
-        self.steps_per_epoch = self.n // BATCH
-        self.params, static = eqx.partition(make_model(seed), eqx.is_inexact_array)
-        self.opt_state = _hand_optimizer.init(self.params)
-        self.rng = np.random.default_rng(seed)
-        self.perm, self.j = self.rng.permutation(self.n), 0
-
-        def step(carry: Any, batch: Any) -> tuple[Any, jax.Array]:
-            params, opt_state = carry
-            x, y = batch
-
-            def loss_fn(p: Any) -> jax.Array:
-                logits = jax.vmap(eqx.combine(p, static))(x)
-                return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
-
-            loss, grads = jax.value_and_grad(loss_fn)(params)
-            updates, opt_state = _hand_optimizer.update(grads, opt_state, params)
-            return (optax.apply_updates(params, updates), opt_state), loss
-
-        def chunk(params: Any, opt_state: Any, xs: Any, ys: Any) -> tuple[Any, Any, jax.Array]:
-            (params, opt_state), losses = jax.lax.scan(step, (params, opt_state), (xs, ys))
-            return params, opt_state, losses
-
-        self._chunk = jax.jit(chunk, donate_argnums=(0, 1))
-
-    def _indices(self) -> np.ndarray:
-        parts = []
-        for _ in range(self.k):
-            if self.j == self.steps_per_epoch:
-                self.perm, self.j = self.rng.permutation(self.n), 0
-            parts.append(self.perm[self.j * BATCH : (self.j + 1) * BATCH])
-            self.j += 1
-        return np.concatenate(parts)
-
-    def run(self, chunks: int) -> float:
-        """Run ``chunks`` chunks of ``K`` steps; return their wall time (synced)."""
-        start = time.perf_counter()
-        params, opt_state = self.params, self.opt_state
-        for _ in range(chunks):
-            idx = self._indices()
-            xs = self.x[idx].reshape(self.k, BATCH, -1)
-            ys = self.y[idx].reshape(self.k, BATCH)
-            params, opt_state, losses = self._chunk(params, opt_state, xs, ys)
-            float(losses[-1])  # the log step's fetch
-        jax.block_until_ready((params, opt_state))
-        self.params, self.opt_state = params, opt_state
-        return time.perf_counter() - start
-
-
 def scan_seconds_per_step(data: dict[str, np.ndarray], steps: int, k: int = 50) -> float:
     """Steady-state seconds per step of :class:`ScanLoop` (two warm-up chunks untimed)."""
     loop = ScanLoop(data, k)
     loop.run(2)
     chunks = max(1, steps // k)
     return loop.run(chunks) / (chunks * k)
+
+
+def equinox_loop(
+    data: dict[str, np.ndarray],
+    *,
+    max_steps: int,
+    callbacks: list[Any],
+    cache_dir: str | None = None,
+    log_every: int = 50,
+) -> TrainingLoop:
+    """The bench's Equinox run at the default ``steps_per_call``, no checkpoint."""
+    options: dict[str, Any] = {}
+    if cache_dir is not None:
+        options["compilation_cache"] = cache_dir
+    return TrainingLoop(
+        model_op=make_model(),
+        dataset=data,
+        loss="cross_entropy",
+        batch_size=BATCH,
+        max_steps=max_steps,
+        optimizer_config=dict(OPTIMIZER_CONFIG),
+        callbacks=callbacks,
+        log_every_n_steps=log_every,
+        seed=0,
+        backend="equinox",
+        backend_options=options,
+    )

@@ -20,6 +20,7 @@ process with the same torch thread count. Only steady-state steps are timed: ste
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,27 @@ def _model() -> Any:
     )
 
 
+def backend_loop(
+    data: dict[str, np.ndarray], max_steps: int, callbacks: list[Any], **features: Any
+) -> Any:
+    """The lightning backend's run of these cases: log every 50, no checkpoint."""
+    from pipekit_train import TrainingLoop
+
+    return TrainingLoop(
+        backend="lightning",
+        model_op=_model(),
+        dataset={"x": data["x"], "y": data["y"].astype(np.int64)},
+        loss="cross_entropy",
+        batch_size=128,
+        max_steps=max_steps,
+        log_every_n_steps=50,
+        optimizer_config={"name": "adamw", "lr": 1e-3},
+        callbacks=callbacks,
+        backend_options={"accelerator": "cpu"},
+        **features,
+    )
+
+
 def backend_seconds_per_step(
     data: dict[str, np.ndarray], start: int, window: int, **features: Any
 ) -> float:
@@ -50,7 +72,7 @@ def backend_seconds_per_step(
 
     ``features`` are ``TrainingLoop`` feature fields (cases 16a-16d).
     """
-    from pipekit_train import Callback, TrainingLoop
+    from pipekit_train import Callback
 
     class Clock(Callback):
         def __init__(self) -> None:
@@ -60,24 +82,14 @@ def backend_seconds_per_step(
             self.t[state.step] = CLOCK()
 
     clock = Clock()
-    loop = TrainingLoop(
-        backend="lightning",
-        model_op=_model(),
-        dataset={"x": data["x"], "y": data["y"].astype(np.int64)},
-        loss="cross_entropy",
-        batch_size=128,
-        max_steps=start + window,
-        log_every_n_steps=50,
-        optimizer_config={"name": "adamw", "lr": 1e-3},
-        callbacks=[clock],
-        backend_options={"accelerator": "cpu"},
-        **features,
-    )
-    loop.run()
+    backend_loop(data, start + window, [clock], **features).run()
     return (clock.t[start + window] - clock.t[start]) / window
 
 
-def lightning_seconds_per_step(data: dict[str, np.ndarray], start: int, window: int) -> float:
+def plain_fit(
+    data: dict[str, np.ndarray], max_steps: int, on_step: Callable[[int], None] | None = None
+) -> None:
+    """The plain Lightning script: ``max_steps`` steps; ``on_step(global_step)`` per batch."""
     import lightning.pytorch as pl
     import torch
     import torch.nn.functional as F
@@ -94,31 +106,37 @@ def lightning_seconds_per_step(data: dict[str, np.ndarray], start: int, window: 
         def configure_optimizers(self) -> Any:
             return torch.optim.AdamW(self.parameters(), lr=1e-3, weight_decay=1e-4)
 
-    class Clock(pl.Callback):
-        def __init__(self) -> None:
-            self.t: dict[int, float] = {}
-
+    class Hook(pl.Callback):
         def on_train_batch_end(self, trainer: Any, *args: Any) -> None:
-            if trainer.global_step in (start, start + window):
-                self.t[trainer.global_step] = CLOCK()
+            if on_step is not None:
+                on_step(trainer.global_step)
 
     ds = torch.utils.data.TensorDataset(
         torch.from_numpy(data["x"]), torch.from_numpy(data["y"].astype(np.int64))
     )
     loader = torch.utils.data.DataLoader(ds, batch_size=128, shuffle=True, drop_last=True)
-    clock = Clock()
     trainer = pl.Trainer(
-        max_steps=start + window,
+        max_steps=max_steps,
         accelerator="cpu",
         devices=1,
         logger=False,
         enable_checkpointing=False,
         enable_progress_bar=False,
         enable_model_summary=False,
-        callbacks=[clock],
+        callbacks=[Hook()],
     )
     trainer.fit(Module(), loader)
-    return (clock.t[start + window] - clock.t[start]) / window
+
+
+def lightning_seconds_per_step(data: dict[str, np.ndarray], start: int, window: int) -> float:
+    t: dict[int, float] = {}
+
+    def on_step(step: int) -> None:
+        if step in (start, start + window):
+            t[step] = CLOCK()
+
+    plain_fit(data, start + window, on_step)
+    return (t[start + window] - t[start]) / window
 
 
 def torch_seconds_per_step(data: dict[str, np.ndarray], start: int, window: int) -> float:

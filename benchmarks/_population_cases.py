@@ -7,7 +7,7 @@ each member, back to back, interleaved per round (order rotating). Whole calls a
 (what a sweep pays: set-up, compilation — from a persistent compilation cache warmed
 before the first round, as a sweep's second trial finds it —, training, the ops and
 reports); ``train_seconds`` (the driver's training loop) is kept in the raw data too.
-17a: the small MLP 64-32-10 (2,410 parameters, 600 steps per trial), 17b: the digits MLP
+18a: the small MLP 64-32-10 (2,410 parameters, 600 steps per trial), 18b: the digits MLP
 64-256-256-10 (85,002 parameters, 1,000 steps: long enough that the solo runs' start-up does
 not decide). ``population_pays`` states its verdict for each; the measurement checks it.
 """
@@ -31,7 +31,7 @@ from pipekit_train import TrainingLoop
 from pipekit_train.adapters.equinox import member_loop, population_pays, run_population
 
 SIZE = 16
-SHAPES = {"17a": (32, 1, 600), "17b": (256, 2, 1000)}  # width, depth, steps per trial
+SHAPES = {"18a": (32, 1, 600), "18b": (256, 2, 1000)}  # width, depth, steps per trial
 
 
 def _say(msg: str) -> None:
@@ -67,7 +67,7 @@ def _sequential(loop: Any, members: list[dict[str, Any]]) -> tuple[float, float]
 
 
 def case_population(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
-    """17a / 17b: population of 16 ÷ 16 sequential trials, whole calls, interleaved."""
+    """18a / 18b: population of 16 ÷ 16 sequential trials, whole calls, interleaved."""
     members = [{"optimizer_config.lr": float(lr)} for lr in np.logspace(-4, -1, SIZE)]
     rows = []
     cache = tempfile.mkdtemp(prefix="pipekit-bench-population-")
@@ -93,7 +93,7 @@ def case_population(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
                 )
             ratio = paired_ratio([t for t, _ in seq], [t for t, _ in pop])
             train_ratio = paired_ratio([t for _, t in seq], [t for _, t in pop])
-            target = "≥ 2" if case == "17a" else "reported"
+            target = "≥ 2" if case == "18a" else "reported"
             rows.append(
                 Row(
                     case,
@@ -104,7 +104,7 @@ def case_population(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
                     f"{median([t for t, _ in seq]):.2f} s",
                     f"{ratio:.2f}",
                     target,
-                    (ratio >= 2.0) if case == "17a" else None,
+                    (ratio >= 2.0) if case == "18a" else None,
                     {
                         "population_seconds": [t for t, _ in pop],
                         "sequential_seconds": [t for t, _ in seq],

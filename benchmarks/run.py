@@ -6,6 +6,7 @@ Runs every case of benchmarks/README.md, prints a markdown table and writes it t
     python benchmarks/run.py                  # everything (~6-9 min on 2 cores)
     python benchmarks/run.py --quick          # a smoke run: 2 rounds, short windows
     python benchmarks/run.py --cases 1,2,3 --no-sweep
+    python benchmarks/run.py --whole [--quick] # case 17 alone: whole runs against each peer
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from importlib import metadata  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -30,12 +32,19 @@ import _bayes_cases  # noqa: E402
 import _blackjax_cases  # noqa: E402
 import _cases  # noqa: E402
 import _population_cases  # noqa: E402
+import _whole_cases  # noqa: E402
 from _cases import Row, Settings  # noqa: E402
 from _common import digits  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
-ALL_CASES = tuple(str(n) for n in range(1, 17)) + ("17",)
+ALL_CASES = (
+    "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18",
+)  # fmt: skip
+ROOT = Path(__file__).resolve().parent.parent
+PERFORMANCE_MD = ROOT / "docs" / "performance.md"
+WHOLE_BEGIN = "<!-- whole-runs:begin (written by benchmarks/run.py --whole) -->"
+WHOLE_END = "<!-- whole-runs:end -->"
 
 #: What bounds a case that is below its target, found by profiling (py-spy, and timing the
 #: pieces) on the 2-core development machine; printed under the table for each case below
@@ -107,7 +116,22 @@ _BLACKJAX_CKPT = (
     "a save under ~1.5 ms, i.e. a sparser cadence (every ~5,000 draws) for a model this "
     "cheap, or a model whose 500 draws take ≥ ~0.2 s (4 chains of sblrc take ~0.16 s)."
 )
+_WHOLE_BAYES = (
+    "a first run's peak RSS and wall include compilation the peer does not do (the predictive "
+    "draws, the warmup and sampling scans; the warm row, which finds them cached, is within "
+    "target) and the end-of-run diagnostics' imports (ArviZ, xarray, pandas: case 11's note)."
+)
+_WHOLE_TORCH = (
+    "the same Trainer.fit runs on both sides (cProfile: 290 s vs 296 s at a load of ~10) and "
+    "the pipekit process imports no JAX, Grain or Orbax (-X importtime); under load the ratio is "
+    "the noise of the torch training loop, see the per-round walls in whole-runs.json and "
+    "docs/performance.md."
+)
 BOUND: dict[str, str] = {
+    "17 numpyro-svi": _WHOLE_BAYES,
+    "17 numpyro-mcmc": _WHOLE_BAYES,
+    "17 blackjax": _WHOLE_BAYES,
+    "17 lightning": _WHOLE_TORCH,
     "14": _BLACKJAX_CKPT,
     "10b": _SVI_FIRST,
     "11": _MCMC_ARVIZ,
@@ -202,6 +226,59 @@ def _sweep_table(sweep: _cases.Sweep) -> list[str]:
     return lines
 
 
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _commit() -> str:
+    import subprocess
+
+    def git(*a: str) -> str:
+        out = subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True, check=False)
+        return out.stdout.strip()
+
+    sha = git("rev-parse", "--short", "HEAD") or "unknown"
+    return sha + (" (with uncommitted changes)" if git("status", "--porcelain") else "")
+
+
+def _whole_section(table: list[str], env: dict[str, str], s: Settings) -> list[str]:
+    """Case 17's table with the machine and the load it ran under."""
+    return [
+        f"Rounds: {s.repeats} (interleaved, the order alternating per round)"
+        + (" — a `--quick` smoke run" if s.repeats < 5 else "")
+        + ". Machine: "
+        f"{env['cpus']} CPUs (`nproc`), {_cpu_model()}; load average (1, 5, 15 min) "
+        f"{env['load average at start']} at the start, {env['load average at end']} at the "
+        f"end; {env['date']}; commit {_commit()}; PYTHONDONTWRITEBYTECODE="
+        f"{env['PYTHONDONTWRITEBYTECODE']}.",
+        "",
+        "Compile caches: the pipekit side starts each round from a fresh, empty persistent "
+        "compilation cache folder (cold); the warm rows are a second fresh process on that "
+        "folder. The peers run without one (JAX's default; Lightning compiles nothing).",
+        "",
+        *table,
+    ]
+
+
+def _write_performance_md(section: list[str]) -> None:
+    """Replace the generated part of docs/performance.md's "Whole runs against each peer"."""
+    text = PERFORMANCE_MD.read_text()
+    body = "\n".join([WHOLE_BEGIN, "", *section, "", WHOLE_END])
+    if WHOLE_BEGIN in text and WHOLE_END in text:
+        head, rest = text.split(WHOLE_BEGIN, 1)
+        text = head + body + rest.split(WHOLE_END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n## Whole runs against each peer\n\n" + body + "\n"
+    PERFORMANCE_MD.write_text(text)
+    print(f"wrote {PERFORMANCE_MD}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="interleaved rounds per case")
@@ -211,13 +288,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", default=",".join(ALL_CASES), help="comma-separated case ids")
     parser.add_argument("--no-sweep", action="store_true", help="skip the steps_per_call sweep")
     parser.add_argument("--quick", action="store_true", help="smoke run: 2 rounds, short windows")
-    parser.add_argument("--out", type=Path, default=RESULTS / "latest.md")
+    parser.add_argument(
+        "--whole",
+        action="store_true",
+        help="case 17 alone (whole runs against each peer, fresh processes): writes "
+        "results/whole-runs.md and the table of docs/performance.md",
+    )
+    parser.add_argument("--out", type=Path, default=None)
     parser.add_argument(
         "--cpu-time",
         action="store_true",
         help="case 9: time with process CPU time and one torch thread (robust to other load)",
     )
     args = parser.parse_args(argv)
+    if args.whole:
+        args.cases, args.no_sweep = "17", True
+    if args.out is None:
+        args.out = RESULTS / ("whole-runs.md" if args.whole else "latest.md")
     if args.cpu_time:
         import _lightning_ref
         import torch
@@ -297,13 +384,19 @@ def main(argv: list[str] | None = None) -> int:
     if "16" in cases:
         section("case 16: step-time cost of each training feature on the lightning backend")
         rows += _cases.case_lightning_feature_costs(data, s)
-    if "17" in cases:
-        section("case 17: an Equinox population of 16 trials vs 16 sequential trials")
+    if "18" in cases:
+        section("case 18: an Equinox population of 16 trials vs 16 sequential trials")
         rows += _population_cases.case_population(data, s)
     if "14" in cases:
         section("cases 14-14c: blackjax NUTS vs raw BlackJAX loops")
         rows += _blackjax_cases.case_backend_vs_raw_nuts(s)
         rows += _blackjax_cases.case_whole_run(s)
+    whole: tuple[list[str], dict[str, Any]] | None = None
+    if "17" in cases:
+        section("case 17: whole runs against each peer, fresh processes")
+        whole_rows, whole_table, whole_raw = _whole_cases.suite(s)
+        rows += whole_rows
+        whole = (whole_table, whole_raw)
     sweep = None
     if not args.no_sweep:
         section("steps_per_call sweep")
@@ -338,7 +431,11 @@ def main(argv: list[str] | None = None) -> int:
     below = [r for r in rows if r.ok is False]
     if below:
         lines += ["## Below target: what bounds it", ""]
+        noted: set[str] = set()
         for r in below:
+            if r.case in noted:
+                continue
+            noted.add(r.case)
             note = BOUND.get(r.case, "not profiled yet.").format(**r.raw)
             lines.append(f"- case {r.case}: {note}")
         if any(r.case == "6" for r in below):
@@ -363,6 +460,11 @@ def main(argv: list[str] | None = None) -> int:
             *_sweep_table(sweep),
             "",
         ]
+    if whole is not None:
+        whole_md = _whole_section(whole[0], env, s)
+        lines += ["## Whole runs against each peer (case 17)", "", *whole_md, ""]
+        if args.whole:
+            _write_performance_md(whole_md)
     lines += ["## Environment", ""]
     lines += [f"- {k}: {v}" for k, v in env.items()]
     text = "\n".join(lines) + "\n"
@@ -376,6 +478,7 @@ def main(argv: list[str] | None = None) -> int:
         "sweep": None
         if sweep is None
         else {f"log{log}_k{k}": v for (log, k), v in sweep.rates.items()},
+        "whole_runs": None if whole is None else whole[1],
     }
     args.out.with_suffix(".json").write_text(json.dumps(raw, indent=1))
     print(f"wrote {args.out}", file=sys.stderr)

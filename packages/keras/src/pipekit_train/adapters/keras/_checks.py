@@ -37,13 +37,26 @@ def check_fits(model: Any, loss_fn: Any, batch: dict[str, Any], field: str) -> i
     A model that cannot take the batch is a ``DataError`` naming ``field``; a loss
     that cannot compare the output with the targets, or is not a scalar, is a
     ``ConfigError`` naming ``loss``. Inference mode draws no dropout randomness,
-    so this changes no state that training depends on. The width (the output's last
-    axis) is read from this one eager call — cheaper and surer than
+    so this changes no state that training depends on. A model whose layers are all
+    built is traced (:func:`_traced_shapes`: shapes only, nothing compiled or run); any
+    other, or one whose trace fails, is called eagerly, which reports the error. The
+    width (the output's last axis) is read from this one call — cheaper and surer than
     ``model.compute_output_shape``, which a subclassed model need not implement — and
     the label checks use it (``pipekit_train.engine.check_labels``); ``None`` for a
     model with several outputs.
     """
     x, y = to_xy(batch)
+    traced = _traced_shapes(model, loss_fn, x, y)
+    if traced is not None:
+        pred, value = traced
+        shape = getattr(pred, "shape", None)
+        if loss_fn is not None and tuple(getattr(value, "shape", ())) != ():
+            raise ConfigError(
+                f"TrainingLoop.loss must return a scalar, but it returns shape "
+                f"{tuple(value.shape)}; reduce it (e.g. with .mean())",
+                field="loss",
+            )
+        return output_width(shape) if shape is not None else None
     try:
         pred = model(x, training=False)
     except Exception as exc:
@@ -73,6 +86,48 @@ def check_fits(model: Any, loss_fn: Any, batch: dict[str, Any], field: str) -> i
             field="loss",
         )
     return width
+
+
+def _all_built(model: Any) -> bool:
+    todo, seen = [model], set()
+    while todo:
+        layer = todo.pop()
+        if id(layer) in seen:
+            continue
+        seen.add(id(layer))
+        if not getattr(layer, "built", False):
+            return False
+        todo.extend(getattr(layer, "layers", ()) or ())
+    return True
+
+
+def _traced_shapes(model: Any, loss_fn: Any, x: Any, y: Any) -> tuple[Any, Any] | None:
+    """The output's and the loss's shapes, traced (``jax.eval_shape``): nothing runs.
+
+    The eager call :func:`check_fits` otherwise makes runs the model op by op, and JAX
+    compiles each op on its first call: ~0.3-2 s of a fresh process that ``fit``, which
+    compiles the whole step anyway, does not need. Only for a model whose layers are all
+    built (tracing must create no variable), inside ``keras.StatelessScope`` (an
+    assignment, e.g. a stateful RNN's, is dropped, not applied with a traced value).
+    ``None`` when it cannot say — the model is not built, or tracing failed, for
+    whatever reason — and the caller makes the eager call, which reports the error.
+    """
+    if not _all_built(model):
+        return None
+    try:
+        import jax
+
+        import keras
+
+        def shapes(x: Any, y: Any) -> tuple[Any, Any]:
+            pred = model(x, training=False)
+            return pred, (None if loss_fn is None else loss_fn(y, pred))
+
+        with keras.StatelessScope():
+            pred, value = jax.eval_shape(shapes, x, y)
+    except Exception:
+        return None
+    return pred, value
 
 
 def compile_loss(keras: Any, loop: Any, first_y: Any) -> tuple[Any, Any]:
