@@ -38,9 +38,7 @@ from _common import digits  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
-ALL_CASES = (
-    "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18",
-)  # fmt: skip
+ALL_CASES = tuple(str(n) for n in range(1, 19))
 ROOT = Path(__file__).resolve().parent.parent
 PERFORMANCE_MD = ROOT / "docs" / "performance.md"
 WHOLE_BEGIN = "<!-- whole-runs:begin (written by benchmarks/run.py --whole) -->"
