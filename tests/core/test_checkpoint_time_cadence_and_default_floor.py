@@ -15,8 +15,14 @@ from _core_toy_backend import RecordingCheckpointer, ToyData, ToyProgram, toy_lo
 
 from pipekit_train import Checkpoint, ConfigError, TrainingLoop
 from pipekit_train.carry import TrainerCarryState
-from pipekit_train.engine import CallbackRunner, EventSite, SaveClock, Schedule, host_event
-from pipekit_train.engine import run_driver
+from pipekit_train.engine import (
+    CallbackRunner,
+    EventSite,
+    SaveClock,
+    Schedule,
+    host_event,
+    run_driver,
+)
 
 
 class FakeClock:
