@@ -9,7 +9,7 @@ Eight schools noncentered (the NumPyro model through the bayes bridge), NUTS, 1 
   ``backend_info["adapted"]``, so both build the same trajectories' lengths); interleaved
   rounds in this process, compilation outside the windows.
 - 14d: as 14 with ``Checkpoint()``'s default cadence (every 500 draws, no more often than
-  50× a save's cost) over a window of 40,000 draws (long enough to hold several saves).
+  25× a save's whole cost) over a window of 40,000 draws (long enough to hold several saves).
 - 14b: the same backend rate ÷ the one-draw Python loop most users write
   (``step = jax.jit(nuts.step)``, one call per draw, positions kept in a list).
 - 14c: a whole short run (500 warmup + 1,000 draws, compilation included, no checkpoint)

@@ -1,6 +1,6 @@
 """``Checkpoint(every_n_seconds=…)`` saves at the first host event that long after the previous
-save; both cadences combine; ``Checkpoint()``'s default step cadence skips a due save until 50×
-the previous save's cost has passed; an explicit ``every_n_steps`` is kept exactly; process 0's
+save; both cadences combine; ``Checkpoint()``'s default step cadence skips a due save until 25×
+the previous save's whole cost (its asynchronous commit included) has passed since its start; an explicit ``every_n_steps`` is kept exactly; process 0's
 clock decides for every process, asked only where the clock decides. A fake clock makes each
 case exact; the last test runs the real driver on the real clock (no timed assertion)."""
 
@@ -41,6 +41,7 @@ def simulate(
     seconds_per_event: float,
     save_cost: float = 0.0,
     share: Any = None,
+    commit_seconds: float | None = None,
 ) -> list[int]:
     """Walk the run's host events on a fake clock; return the steps saved."""
     loop = toy_loop(
@@ -49,15 +50,24 @@ def simulate(
     schedule = Schedule.for_loop(loop, checkpointing=True, evaluating=False)
     clock = FakeClock()
     saved: list[int] = []
+    started: list[float] = []
 
     def save(step: int, meta: dict[str, Any]) -> None:
+        started.append(clock.t)
         clock.t += save_cost
         saved.append(step)
+
+    def busy() -> bool:  # an asynchronous commit runs commit_seconds after each save's start
+        assert commit_seconds is not None
+        return bool(started) and clock.t < started[-1] + commit_seconds
 
     site = EventSite(
         save=save,
         clock=SaveClock(
-            every_seconds=schedule.checkpoint_seconds, now=clock, share=share or (lambda d: d)
+            every_seconds=schedule.checkpoint_seconds,
+            now=clock,
+            share=share or (lambda d: d),
+            busy=busy if commit_seconds is not None else None,
         ),
     )
     state = TrainerCarryState(step=0, total_steps=max_steps)
@@ -90,13 +100,23 @@ def test_step_and_time_cadences_combine_and_any_save_restarts_the_clock() -> Non
     assert saved == [40, 50, 90, 100]
 
 
-def test_default_cadence_waits_fifty_times_the_save_cost_between_saves() -> None:
-    # 500 steps take 1 s, a save 0.125 s: after the save at 500 (t=1.125) the next due step
-    # save needs 6.25 s, reached at step 4000 (t=8.125); the final step is always saved.
+def test_default_cadence_waits_25_times_the_save_cost_between_saves() -> None:
+    # 500 steps take 1 s, a save 0.2 s: after the save at 500 (from t=1.0) the next due step
+    # save needs 5 s since its start, reached at step 3000 (t=6.2); the final step always.
     saved = simulate(
-        Checkpoint(), max_steps=4500, log_every=500, seconds_per_event=1.0, save_cost=0.125
+        Checkpoint(), max_steps=3500, log_every=500, seconds_per_event=1.0, save_cost=0.2
     )
-    assert saved == [500, 4000, 4500]
+    assert saved == [500, 3000, 3500]
+
+
+def test_default_cadence_counts_the_asynchronous_commit_and_never_queues_behind_it() -> None:
+    # Each save call returns at once and its commit runs 3 s more (seen at the event 3 s
+    # later): no save while it runs, then 75 s from its start — at t=1 the save of step 500,
+    # at t=76 that of step 38000 (the next would be at t=151); the final step always.
+    saved = simulate(
+        Checkpoint(), max_steps=40_000, log_every=500, seconds_per_event=1.0, commit_seconds=3.0
+    )
+    assert saved == [500, 38_000, 40_000]
 
 
 def test_an_explicit_step_cadence_is_kept_exactly() -> None:

@@ -183,6 +183,7 @@ def run_driver(
                     clock=SaveClock(
                         every_seconds=schedule.checkpoint_seconds,
                         share=getattr(checkpointer, "share_decision", None) or _same,
+                        busy=getattr(checkpointer, "saving", None),
                     ),
                 )
                 while state.step < total:

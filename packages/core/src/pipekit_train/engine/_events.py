@@ -88,6 +88,8 @@ def host_event(
 ) -> EventOutcome:
     """Run steps 2-7 of the event order at ``state.step`` (see the module docstring)."""
     step = state.step
+    if site.clock is not None:
+        site.clock.poll()
     runner.step_end(state)
     eval_metrics: dict[str, float] | None = None
     if site.evaluate is not None and schedule.eval_due(step, stopping=state.should_stop):

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 
 __all__ = ["FLOOR_FACTOR", "SaveClock"]
 
-#: The default cadence saves at most once per ``FLOOR_FACTOR`` × the last save's blocking
-#: cost: 2 % of step time for the save's own wait, which leaves room under 5 % for an
-#: asynchronous commit's work in the background.
-FLOOR_FACTOR = 50.0
+#: The default cadence saves at most once per ``FLOOR_FACTOR`` × the last save's cost, start
+#: to start: ≤ 4 % of the run's wall time. The cost is the save's whole wall time, from the call
+#: to the asynchronous commit's end where the store says when that is (``busy``): on a loaded
+#: machine the commit's threads compete with the step, and its wall time bounds what it takes.
+FLOOR_FACTOR = 25.0
 
 
 def _same(decision: bool) -> bool:
@@ -29,27 +30,39 @@ def _same(decision: bool) -> bool:
 
 @dataclass
 class SaveClock:
-    """When the previous checkpoint was written and what it cost; decides time-based saves.
+    """When the previous checkpoint started and what it cost; decides time-based saves.
 
     ``now``: the clock (monotonic seconds; injectable for tests); ``share``: process 0's
-    decision → every process's (identity for one process).
+    decision → every process's (identity for one process); ``busy``: whether the store's
+    asynchronous commit is still running (``None``: saves are synchronous, a save's cost is
+    its call). :meth:`poll` at every host event notes when a pending commit has finished.
     """
 
     every_seconds: float | None = None
     now: Callable[[], float] = time.monotonic
     share: Callable[[bool], bool] = _same
+    busy: Callable[[], bool] | None = None
     last: float = field(default=0.0)
     cost: float = 0.0
+    pending: float | None = None
 
     def __post_init__(self) -> None:
         self.last = self.now()
 
+    def poll(self) -> None:
+        """If the last save's commit has finished since, record its whole cost."""
+        if self.pending is not None and (self.busy is None or not self.busy()):
+            self.cost = max(0.0, self.now() - self.pending)
+            self.pending = None
+
     def wants(self, timing: str) -> bool:
         """This process's view: is a ``"seconds"`` / ``"floor"`` save due now?"""
+        self.poll()
         elapsed = self.now() - self.last
         if timing == "seconds":
             return self.every_seconds is not None and elapsed >= self.every_seconds
-        return elapsed >= FLOOR_FACTOR * self.cost
+        # The default cadence never queues a save behind a commit still in flight.
+        return self.pending is None and elapsed >= FLOOR_FACTOR * self.cost
 
     def decide(self, timing: str) -> bool:
         """The decision every process takes (process 0's, through ``share``)."""
@@ -57,6 +70,5 @@ class SaveClock:
 
     def saved(self, began: float) -> None:
         """Record a save that started at ``began`` (on this clock) and has just returned."""
-        end = self.now()
-        self.cost = max(0.0, end - began)
-        self.last = end
+        self.last = self.pending = began
+        self.poll()

@@ -179,6 +179,10 @@ class Checkpointer(OrbaxFiles):
     def moved(self) -> None:
         self._mngr.reload()
 
+    def saving(self) -> bool:
+        """Whether an asynchronous save is still being committed (on this process)."""
+        return bool(self._mngr.is_saving_in_progress())
+
     def share_decision(self, decision: bool) -> bool:
         """Process 0's ``decision`` on every process (a save is collective); one process
         returns its own without a collective."""

@@ -104,6 +104,7 @@ def make_bridge(
         clock=SaveClock(
             every_seconds=schedule.checkpoint_seconds,
             share=getattr(checkpointer, "share_decision", None) or (lambda d: d),
+            busy=getattr(checkpointer, "saving", None),
         ),
     )
 
