@@ -1,8 +1,9 @@
 """``Checkpoint(every_n_seconds=…)`` saves at the first host event that long after the previous
-save; both cadences combine; ``Checkpoint()``'s default step cadence skips a due save until 25×
-the previous save's whole cost (its asynchronous commit included) has passed since its start; an explicit ``every_n_steps`` is kept exactly; process 0's
-clock decides for every process, asked only where the clock decides. A fake clock makes each
-case exact; the last test runs the real driver on the real clock (no timed assertion)."""
+save; both cadences combine; ``Checkpoint()``'s default step cadence skips a due save while the
+previous commit runs and until 25× its whole cost (call + asynchronous commit) has passed since
+it started; an explicit ``every_n_steps`` is kept exactly; process 0's clock decides for every
+process, asked only where the clock decides. A fake clock makes each case exact; one test runs
+the real driver on the real clock (no timed assertion)."""
 
 from __future__ import annotations
 
