@@ -102,22 +102,23 @@ def test_step_and_time_cadences_combine_and_any_save_restarts_the_clock() -> Non
 
 
 def test_default_cadence_waits_25_times_the_save_cost_between_saves() -> None:
-    # 500 steps take 1 s, a save 0.2 s: after the save at 500 (from t=1.0) the next due step
-    # save needs 5 s since its start, reached at step 3000 (t=6.2); the final step always.
+    # 500 steps take 1 s, a save 0.2 s. The first save (500) is set-up, not a measure, so
+    # 1000 is saved too (from t=2.2); then 25 x 0.2 = 5 s must pass: step 3500 (t=7.4).
     saved = simulate(
-        Checkpoint(), max_steps=3500, log_every=500, seconds_per_event=1.0, save_cost=0.2
+        Checkpoint(), max_steps=4000, log_every=500, seconds_per_event=1.0, save_cost=0.2
     )
-    assert saved == [500, 3000, 3500]
+    assert saved == [500, 1000, 3500, 4000]
 
 
 def test_default_cadence_counts_the_asynchronous_commit_and_never_queues_behind_it() -> None:
-    # Each save call returns at once and its commit runs 3 s more (seen at the event 3 s
-    # later): no save while it runs, then 75 s from its start — at t=1 the save of step 500,
-    # at t=76 that of step 38000 (the next would be at t=151); the final step always.
+    # Each save call returns at once and its commit runs 2.5 s more. 500 steps take 0.8 s.
+    # Save 500 (t=0.8); no save while its commit runs (1000-2000); 2500 (t=4.0, the first
+    # save's cost is set-up); its commit is seen done at t=7.2, so it cost 3.2 s and the
+    # next needs 80 s from t=4.0, past the run's end (t=80): only the final step then.
     saved = simulate(
-        Checkpoint(), max_steps=40_000, log_every=500, seconds_per_event=1.0, commit_seconds=3.0
+        Checkpoint(), max_steps=50_000, log_every=500, seconds_per_event=0.8, commit_seconds=2.5
     )
-    assert saved == [500, 38_000, 40_000]
+    assert saved == [500, 2500, 50_000]
 
 
 def test_an_explicit_step_cadence_is_kept_exactly() -> None:

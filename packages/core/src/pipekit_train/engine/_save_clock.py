@@ -36,6 +36,9 @@ class SaveClock:
     decision → every process's (identity for one process); ``busy``: whether the store's
     asynchronous commit is still running (``None``: saves are synchronous, a save's cost is
     its call). :meth:`poll` at every host event notes when a pending commit has finished.
+    The run's first save is not a measure: it pays one-time set-up (the store's threads and
+    folders, compiling the state's copy; seconds under load) that would hold the default
+    cadence off for minutes, so the floor starts from the second save's cost.
     """
 
     every_seconds: float | None = None
@@ -45,6 +48,7 @@ class SaveClock:
     last: float = field(default=0.0)
     cost: float = 0.0
     pending: float | None = None
+    measured: int = 0
 
     def __post_init__(self) -> None:
         self.last = self.now()
@@ -52,7 +56,8 @@ class SaveClock:
     def poll(self) -> None:
         """If the last save's commit has finished since, record its whole cost."""
         if self.pending is not None and (self.busy is None or not self.busy()):
-            self.cost = max(0.0, self.now() - self.pending)
+            self.cost = max(0.0, self.now() - self.pending) if self.measured else 0.0
+            self.measured += 1
             self.pending = None
 
     def wants(self, timing: str) -> bool:
