@@ -216,17 +216,21 @@ def case_default_cadence(s: Settings) -> list[Row]:
     first = WARMUP + 500
     last = first + DEFAULT_WINDOW
     ours: list[float] = []
+    bare: list[float] = []
     scan: list[float] = []
     raw: RawNuts | None = None
 
-    def backend() -> None:
+    def backend(checkpoint: bool = True) -> None:
         nonlocal raw
         stamps = Stamps()
         with tempfile.TemporaryDirectory(prefix="pipekit-bench-bjx-") as tmp:
             _, info = backend_loop(
-                last - WARMUP, checkpoint_dir=tmp, callbacks=[stamps], every=None
+                last - WARMUP,
+                checkpoint_dir=tmp if checkpoint else None,
+                callbacks=[stamps],
+                every=None,
             ).run()
-        ours.append((stamps.at[last] - stamps.at[first]) / DEFAULT_WINDOW)
+        (ours if checkpoint else bare).append((stamps.at[last] - stamps.at[first]) / DEFAULT_WINDOW)
         if raw is None:
             adapted = info["adapted"]
             raw = RawNuts(adapted["step_size"][0], adapted["inverse_mass_matrix"][0])
@@ -238,11 +242,11 @@ def case_default_cadence(s: Settings) -> list[Row]:
     backend()
     ours.clear()
     for r in range(s.repeats):
-        for f in _rotate([backend, scan_loop], r):
+        for f in _rotate([backend, lambda: backend(False), scan_loop], r):
             f()
         _say(
-            f"  case 14d round {r + 1}: backend {1 / ours[-1]:,.0f} draws/s, "
-            f"scan {1 / scan[-1]:,.0f} draws/s"
+            f"  case 14d round {r + 1}: backend {1 / ours[-1]:,.0f} draws/s (no checkpoint "
+            f"{1 / bare[-1]:,.0f}), scan {1 / scan[-1]:,.0f} draws/s"
         )
     ratio = paired_ratio(scan, ours)
     return [
@@ -256,7 +260,18 @@ def case_default_cadence(s: Settings) -> list[Row]:
             "≥ 0.9",
             ratio >= 0.9,
             {"ours": ours, "reference": scan},
-        )
+        ),
+        Row(
+            "14e",
+            "as 14d without `checkpoint_dir` ÷ the same scan loop (what 14d owes the sampler "
+            "loop rather than its checkpoints)",
+            f"{1 / median(bare):,.0f} draws/s",
+            f"{1 / median(scan):,.0f} draws/s",
+            f"{paired_ratio(scan, bare):.2f}",
+            "report",
+            None,
+            {"ours": bare, "reference": scan},
+        ),
     ]
 
 
