@@ -8,6 +8,8 @@ Eight schools noncentered (the NumPyro model through the bayes bridge), NUTS, 1 
   same model, start, seed and adapted step size / mass matrix (read from the backend's
   ``backend_info["adapted"]``, so both build the same trajectories' lengths); interleaved
   rounds in this process, compilation outside the windows.
+- 14f: as 14 with ``Checkpoint()``'s default cadence (every 500 draws, no more often than
+  25× a save's whole cost) over a window of 40,000 draws (long enough to hold several saves).
 - 14b: the same backend rate ÷ the one-draw Python loop most users write
   (``step = jax.jit(nuts.step)``, one call per draw, positions kept in a list).
 - 14c: a whole short run (500 warmup + 1,000 draws, compilation included, no checkpoint)
@@ -37,8 +39,10 @@ def backend_loop(
     checkpoint_dir: str | None,
     callbacks: list[Any],
     cache_dir: str | None = None,
+    every: int | None = 500,
 ) -> Any:
-    """The blackjax run of these cases (``cache_dir``: its persistent compilation cache)."""
+    """The blackjax run of these cases (``cache_dir``: its persistent compilation cache;
+    ``every=None``: the default checkpoint cadence)."""
     import posteriordb_models as pdb
 
     from pipekit_train import Checkpoint, TrainingLoop
@@ -46,7 +50,7 @@ def backend_loop(
 
     x, y = schools()
     task = NumpyroTask(model=pdb.eight_schools, num_warmup=WARMUP, num_samples=num_samples)
-    cbs = list(callbacks) + ([Checkpoint(every_n_steps=500)] if checkpoint_dir else [])
+    cbs = list(callbacks) + ([Checkpoint(every_n_steps=every)] if checkpoint_dir else [])
     return TrainingLoop(
         task=task,
         dataset=(x, y),
@@ -204,6 +208,73 @@ def case_backend_vs_raw_nuts(s: Settings) -> list[Row]:
             "report",
             None,
             {"ours": ours, "reference": python},
+        ),
+    ]
+
+
+DEFAULT_WINDOW = 40_000
+
+
+def case_default_cadence(s: Settings) -> list[Row]:
+    """14f: the default checkpoint cadence ÷ the raw scan over a long window, interleaved."""
+    first = WARMUP + 500
+    last = first + DEFAULT_WINDOW
+    ours: list[float] = []
+    bare: list[float] = []
+    scan: list[float] = []
+    raw: RawNuts | None = None
+
+    def backend(checkpoint: bool = True) -> None:
+        nonlocal raw
+        stamps = Stamps()
+        with tempfile.TemporaryDirectory(prefix="pipekit-bench-bjx-") as tmp:
+            _, info = backend_loop(
+                last - WARMUP,
+                checkpoint_dir=tmp if checkpoint else None,
+                callbacks=[stamps],
+                every=None,
+            ).run()
+        (ours if checkpoint else bare).append((stamps.at[last] - stamps.at[first]) / DEFAULT_WINDOW)
+        if raw is None:
+            adapted = info["adapted"]
+            raw = RawNuts(adapted["step_size"][0], adapted["inverse_mass_matrix"][0])
+
+    def scan_loop() -> None:
+        assert raw is not None
+        scan.append(raw.scan_seconds(DEFAULT_WINDOW) / DEFAULT_WINDOW)
+
+    backend()
+    ours.clear()
+    for r in range(s.repeats):
+        for f in _rotate([backend, lambda: backend(False), scan_loop], r):
+            f()
+        _say(
+            f"  case 14f round {r + 1}: backend {1 / ours[-1]:,.0f} draws/s (no checkpoint "
+            f"{1 / bare[-1]:,.0f}), scan {1 / scan[-1]:,.0f} draws/s"
+        )
+    ratio = paired_ratio(scan, ours)
+    return [
+        Row(
+            "14f",
+            "blackjax NUTS (per-draw metrics, `Checkpoint()`'s default cadence, K=500) ÷ raw "
+            f"BlackJAX NUTS in `jax.lax.scan`, eight schools, 1 chain, {DEFAULT_WINDOW:,} draws",
+            f"{1 / median(ours):,.0f} draws/s",
+            f"{1 / median(scan):,.0f} draws/s",
+            f"{ratio:.2f}",
+            "≥ 0.9",
+            ratio >= 0.9,
+            {"ours": ours, "reference": scan},
+        ),
+        Row(
+            "14g",
+            "as 14f without `checkpoint_dir` ÷ the same scan loop (what 14f owes the sampler "
+            "loop rather than its checkpoints)",
+            f"{1 / median(bare):,.0f} draws/s",
+            f"{1 / median(scan):,.0f} draws/s",
+            f"{paired_ratio(scan, bare):.2f}",
+            "report",
+            None,
+            {"ours": bare, "reference": scan},
         ),
     ]
 

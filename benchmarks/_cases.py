@@ -505,29 +505,36 @@ def case_data_path(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
     return rows
 
 
-# -- case 5: async checkpoint every 100 and every 500 steps ------------------------------------
+# -- case 5: async checkpoint every 100 and every 500 steps, and at the default cadence -------
 
 #: case id → (checkpoint cadence, target overhead in % of step time)
 CHECKPOINT_CADENCES = {"5": (100, 20.0), "5b": (500, 5.0)}
+#: 5c: ``Checkpoint()``'s default cadence (every 500 steps, no more often than 25× a save's
+#: whole cost), timed over a window long enough to hold several of its saves.
+DEFAULT_CADENCE_TARGET, DEFAULT_CADENCE_WINDOW = 5.0, 10_000
 
 
 def case_checkpoint_cost(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
-    """5, 5b: backend (default K) with a checkpoint every 100 / 500 steps vs no checkpoint_dir.
+    """5, 5b: backend (default K) with a checkpoint every 100 / 500 steps vs no checkpoint_dir;
+    5c: the default cadence vs no checkpoint_dir over a longer window (its own pairs).
 
-    All three runs time the same steps (550 … 550 + window), after the first checkpoint's
+    All runs time the same steps (550 … 550 + window), after the first checkpoint's
     one-time set-up; interleaved rounds, the order rotating.
     """
     w = s.window
     start = 550
 
-    def timed(every: int | None) -> float:
+    def timed(every: int | str | None, window: int = w) -> float:
         return backend_seconds_per_step(
-            data, steps_per_call=None, start=start, window=w, checkpoint_every=every
+            data, steps_per_call=None, start=start, window=window, checkpoint_every=every
         ).seconds_per_step
 
     runs: dict[str, Callable[[], float]] = {"none": lambda: timed(None)}
     for case, (every, _) in CHECKPOINT_CADENCES.items():
         runs[case] = lambda every=every: timed(every)
+    long_w = max(w, DEFAULT_CADENCE_WINDOW)
+    runs["none_long"] = lambda: timed(None, long_w)
+    runs["5c"] = lambda: timed("default", long_w)
     times: dict[str, list[float]] = {name: [] for name in runs}
     for r in range(s.repeats):
         for name in _rotate(list(runs), r):
@@ -558,6 +565,20 @@ def case_checkpoint_cost(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
                 },
             )
         )
+    overhead = (1.0 / paired_ratio(times["none_long"], times["5c"]) - 1.0) * 100.0
+    rows.append(
+        Row(
+            "5c",
+            f"async Orbax checkpoint at `Checkpoint()`'s default cadence (keep_last=2), "
+            f"K={s.default_k}, {long_w:,} timed steps: step time vs no checkpoint_dir",
+            f"{median(times['5c']) * 1e3:.3f} ms/step",
+            f"{median(times['none_long']) * 1e3:.3f} ms/step",
+            f"{overhead:+.1f} % step time",
+            f"≤ +{DEFAULT_CADENCE_TARGET:g} %",
+            overhead <= DEFAULT_CADENCE_TARGET,
+            {"ours_s_per_step": times["5c"], "reference_s_per_step": times["none_long"]},
+        )
+    )
     return rows
 
 

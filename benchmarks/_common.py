@@ -140,7 +140,7 @@ def backend_seconds_per_step(
     start: int,
     window: int,
     log_every: int = 50,
-    checkpoint_every: int | None = None,
+    checkpoint_every: int | str | None = None,
     keep_last: int = 2,
     cache_dir: str | None = None,
     backend_options: dict[str, Any] | None = None,
@@ -152,7 +152,8 @@ def backend_seconds_per_step(
     the steps before ``start`` are the warm-up (compilation, first checkpoint's
     one-time setup). The run ends at ``start + window``; its final checkpoint and the
     wait for pending writes fall outside the window. ``loop_fields`` are further
-    ``TrainingLoop`` fields (the training features of case 9).
+    ``TrainingLoop`` fields (the training features of case 9). ``checkpoint_every="default"``
+    checkpoints at ``Checkpoint()``'s default cadence.
     """
     if start % log_every or window % log_every:
         raise ValueError("start and window must be multiples of log_every")
@@ -167,7 +168,8 @@ def backend_seconds_per_step(
         checkpoint_dir = None
         if checkpoint_every is not None:
             checkpoint_dir = tmp
-            callbacks.append(Checkpoint(every_n_steps=checkpoint_every, keep_last=keep_last))
+            every = None if checkpoint_every == "default" else int(checkpoint_every)
+            callbacks.append(Checkpoint(every_n_steps=every, keep_last=keep_last))
         loop = TrainingLoop(
             model_op=make_model(),
             dataset=data,

@@ -350,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         section("case 4: Grain batch path vs in-memory slicing")
         rows += _cases.case_data_path(data, s)
     if "5" in cases:
-        section("case 5: async checkpoint every 100 and every 500 steps")
+        section("case 5: async checkpoint every 100 and every 500 steps, default cadence")
         rows += _cases.case_checkpoint_cost(data, s)
     if "6" in cases:
         section("case 6: import time")
@@ -388,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     if "14" in cases:
         section("cases 14-14c: blackjax NUTS vs raw BlackJAX loops")
         rows += _blackjax_cases.case_backend_vs_raw_nuts(s)
+        rows += _blackjax_cases.case_default_cadence(s)
         rows += _blackjax_cases.case_whole_run(s)
     whole: tuple[list[str], dict[str, Any]] | None = None
     if "17" in cases:

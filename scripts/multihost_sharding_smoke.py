@@ -252,9 +252,16 @@ def worker(index: int, port: int, out: Path) -> None:
         sharding=sharding,
         checkpoint_dir=ckpt,
         metric_writer=metrics,
-        callbacks=[Checkpoint(every_n_steps=10), stop_at(LEG2)],
+        # A time cadence too, whose clocks disagree (process 0: save at every event;
+        # process 1: never): process 0's decision is broadcast, so both save step 25
+        # together (a save is collective; a split decision would hang).
+        callbacks=[
+            Checkpoint(every_n_steps=10, every_n_seconds=1e-6 if index == 0 else 1e9),
+            stop_at(LEG2),
+        ],
     ).run()
     report["leg2"] = {k: info[k] for k in ("final_step", "resumed_from_step")}
+    report["leg2_steps"] = sorted(int(p.name) for p in Path(ckpt).iterdir() if p.name.isdigit())
     report["val_loss"] = info["final_metrics"].get("val_loss")
     save_leaves(out / f"p{index}_{LEG2}.npz", op)
     log("leg 2 done")
@@ -361,6 +368,8 @@ def check(out: Path, lines: list[str]) -> list[str]:
         )
         if (rep["leg2"]["resumed_from_step"], rep["leg2"]["final_step"]) != (LEG1, LEG2):
             failures.append(f"process {i}: leg 2 did not resume from {LEG1} to {LEG2}")
+        if LEG1 + 5 not in rep["leg2_steps"]:
+            failures.append(f"process {i}: no time-based save at {LEG1 + 5}: {rep['leg2_steps']}")
         if rep["leg1"]["process_count"] != 2 or rep["leg1"]["sharding"]["num_devices"] != 4:
             failures.append(f"process {i} backend_info: {rep['leg1']}")
     lines.append(

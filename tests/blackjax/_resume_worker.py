@@ -12,7 +12,8 @@ Usage: python _resume_worker.py CKPT_DIR OUT_NPZ SAMPLER STEPS_PER_CALL KILL_AT 
   six used at target_ess 0.95) + the resampling step + 30 draws;
 - ``svgd``: the 3-d Gaussian, 2 chains of 30 particles, 30 updates + 30 draws.
 
-A checkpoint every 10 steps (every 4 for smc, so one lands among its tempering steps).
+A checkpoint every 10 steps (every 4 for smc, so one lands among its tempering steps); with
+``PIPEKIT_TEST_CKPT_SECONDS`` set, ``Checkpoint(every_n_seconds=…)`` of that many seconds instead.
 With KILL_AT > 0 the process SIGKILLs itself at that step ("step": at its host event;
 "checkpoint": right after its checkpoint was written).
 Otherwise it writes the draws to OUT_NPZ and prints backend_info's summary as JSON.
@@ -21,6 +22,7 @@ Otherwise it writes the draws to OUT_NPZ and prints backend_info's summary as JS
 from __future__ import annotations
 
 import json
+import os
 import sys
 import warnings
 
@@ -36,7 +38,11 @@ def main() -> None:
     ckpt_dir, out, sampler, k, kill_at, hook = sys.argv[1:7]
     warnings.simplefilter("ignore")
     every = 4 if sampler == "smc" else 10
-    callbacks = [Checkpoint(every_n_steps=every), Killer(int(kill_at), hook)]
+    seconds = os.environ.get("PIPEKIT_TEST_CKPT_SECONDS")
+    ckpt = (
+        Checkpoint(every_n_seconds=float(seconds)) if seconds else Checkpoint(every_n_steps=every)
+    )
+    callbacks = [ckpt, Killer(int(kill_at), hook)]
     common = dict(checkpoint_dir=ckpt_dir, callbacks=callbacks, log_every_n_steps=5)
     options = {"steps_per_call": int(k)}
     if sampler == "nuts":

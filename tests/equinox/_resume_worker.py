@@ -9,6 +9,8 @@ the process SIGKILLs itself at that step, from the hook named by KILL_HOOK
 checkpoint of that step was handed to the asynchronous writer; "sigterm": sends
 SIGTERM instead, which must checkpoint and exit cleanly). Otherwise it writes
 every array of the final carry, and the loss of every step it ran, to OUT_NPZ.
+With ``PIPEKIT_TEST_CKPT_SECONDS`` set, the checkpoint cadence is that time cadence
+(``Checkpoint(every_n_seconds=…)``) instead of every 10 steps.
 """
 
 from __future__ import annotations
@@ -64,6 +66,13 @@ class Recorder(Callback):
             os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _checkpoint() -> Checkpoint:
+    seconds = os.environ.get("PIPEKIT_TEST_CKPT_SECONDS")
+    if seconds:
+        return Checkpoint(every_n_seconds=float(seconds), keep_last=2)
+    return Checkpoint(every_n_steps=10, keep_last=2)
+
+
 def main() -> None:
     ckpt_dir, out, k, kill_at, hook = sys.argv[1:6]
     digits = load_digits()
@@ -78,7 +87,7 @@ def main() -> None:
         optimizer_config={"name": "adamw", "lr": 1e-2},
         log_every_n_steps=3,
         checkpoint_dir=ckpt_dir,
-        callbacks=[Checkpoint(every_n_steps=10, keep_last=2), recorder],
+        callbacks=[_checkpoint(), recorder],
         seed=7,
         backend_options={
             "steps_per_call": int(k),

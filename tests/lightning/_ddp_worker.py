@@ -4,6 +4,10 @@ With DEVICES=2 Lightning's DDP launcher re-runs this script as a second process
 (CPU, gloo); each rank writes its final state_dict and final metrics to
 ``OUT_DIR/rank<r>.npz``. With DEVICES=1 it is the one-process reference on the
 same global batches.
+
+Both checkpoint by time (``Checkpoint(every_n_seconds=…)``) into ``OUT_DIR/ckpt``, with
+rank 0's interval tiny (a save at every log step) and the other ranks' huge: only rank 0's
+clock decides (the strategy's broadcast), so every rank must record the same saves.
 """
 
 from __future__ import annotations
@@ -16,7 +20,15 @@ import numpy as np
 import torch
 from sklearn.datasets import load_digits
 
-from pipekit_train import TrainingLoop
+from pipekit_train import Callback, Checkpoint, TrainingLoop
+
+
+class Saves(Callback):
+    def __init__(self) -> None:
+        self.steps: list[int] = []
+
+    def on_checkpoint(self, loop, state, step) -> None:
+        self.steps.append(step)
 
 
 def main() -> None:
@@ -33,6 +45,9 @@ def run_job(out: str, devices: int) -> None:
     options = {"accelerator": "cpu", "devices": devices}
     if devices > 1:
         options["strategy"] = "ddp"
+    rank = int(os.environ.get("LOCAL_RANK", "0"))
+    saves = Saves()
+    seconds = 1e-6 if rank == 0 else 1e9  # only rank 0's clock may decide
     loop = TrainingLoop(
         backend="lightning",
         model_op=model,
@@ -43,13 +58,21 @@ def run_job(out: str, devices: int) -> None:
         log_every_n_steps=5,
         optimizer_config={"name": "adamw", "lr": 1e-2},
         backend_options=options,
+        checkpoint_dir=os.path.join(out, "ckpt"),
+        callbacks=[Checkpoint(every_n_seconds=seconds, keep_last=None), saves],
     )
     op, info = loop.run()
-    rank = int(os.environ.get("LOCAL_RANK", "0"))
     arrays = {k: v.numpy() for k, v in op.module.state_dict().items()}
     np.savez(os.path.join(out, f"rank{rank}.npz"), **arrays)
     with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
-        json.dump({"final_step": info["final_step"], "loss": info["final_metrics"]["loss"]}, f)
+        json.dump(
+            {
+                "final_step": info["final_step"],
+                "loss": info["final_metrics"]["loss"],
+                "saves": saves.steps,
+            },
+            f,
+        )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ batch (pipekit splits the global batch; Lightning's distributed sampler is off),
 DDP averages the gradients, so the run equals one process training on the same
 global batches of 32 — within float tolerance (the all-reduce sums in another order).
 The logged loss is the mean over ranks, so it matches the one-process loss too.
+A time-based checkpoint decision is rank 0's on every rank (the other ranks' clocks would
+never save): both ranks record the same saves, at log steps, more than the final one.
 """
 
 from __future__ import annotations
@@ -49,3 +51,5 @@ def test_two_ddp_ranks_are_identical_and_match_one_process(tmp_path: Path) -> No
     assert i0["final_step"] == i1["final_step"] == ione["final_step"] == 20
     assert i0["loss"] == i1["loss"]
     assert abs(i0["loss"] - ione["loss"]) < 1e-4
+    assert i0["saves"] == i1["saves"] and i0["saves"][-1] == 20
+    assert set(i0["saves"]) <= {5, 10, 15, 20} and len(i0["saves"]) > 1

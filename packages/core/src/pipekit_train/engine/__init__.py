@@ -66,6 +66,7 @@ from ._resume import parse_resume as parse_resume
 from ._resume import quarantine_step as quarantine_step
 from ._resume import resume_from_store as resume_from_store
 from ._runner import CallbackRunner as CallbackRunner
+from ._save_clock import SaveClock as SaveClock
 from ._schedule import Schedule as Schedule
 from ._schedule import event_intervals as event_intervals
 from ._schedule import next_event_step as next_event_step
@@ -103,6 +104,7 @@ __all__ = [
     "EventOutcome",
     "EventSite",
     "Phase",
+    "SaveClock",
     "Schedule",
     "StepCheckpointer",
     "StepProgram",

@@ -48,6 +48,7 @@ from ._events import EventSite, host_event, record_window
 from ._program import BatchStream, Phase, StepCheckpointer, StepProgram, close_checkpointer
 from ._report import RunOutcome
 from ._runner import CallbackRunner
+from ._save_clock import SaveClock
 from ._schedule import Schedule
 
 if TYPE_CHECKING:
@@ -184,6 +185,11 @@ def run_driver(
                     data_state=(lambda _step: data.get_state()) if data is not None else None,
                     signal=lambda: signals.received,
                     fingerprint=fingerprint or {},
+                    clock=SaveClock(
+                        every_seconds=schedule.checkpoint_seconds,
+                        share=getattr(checkpointer, "share_decision", None) or _same,
+                        busy=getattr(checkpointer, "saving", None),
+                    ),
                 )
                 while state.step < total:
                     phase = _phase_at(phases, state.step)
@@ -251,6 +257,10 @@ def run_driver(
             )
     finally:
         close_checkpointer(checkpointer)
+
+
+def _same(decision: bool) -> bool:
+    return decision
 
 
 def _phases_of(program: StepProgram, loop: TrainingLoop) -> list[Phase]:

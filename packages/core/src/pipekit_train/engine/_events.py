@@ -10,7 +10,9 @@ codes the order again. At event step ``s``:
 4. ``site.before_checkpoint`` (a library's own end-of-epoch work, e.g. Lightning's
    epoch-interval LR schedulers, which may read ``val_*``);
 5. a stop signal that has arrived becomes a stop;
-6. the checkpoint if due (its cadence, a phase end, the end, any stop): the runner's
+6. the checkpoint if due (its step cadence, a phase end, the end, any stop; or, where the
+   schedule leaves it to the clock, ``every_n_seconds`` / the default cadence's time floor,
+   decided by process 0's :class:`SaveClock` for every process): the runner's
    metadata, the phase, the resume fingerprint and the data position, saved with the
    backend's state by ``site.save`` → ``on_checkpoint``;
 7. the stop decision is returned; the caller ends its loop.
@@ -27,6 +29,7 @@ from typing import Any
 from ..callbacks import scalar
 from ..carry import TrainerCarryState
 from ._runner import CallbackRunner
+from ._save_clock import SaveClock
 from ._schedule import Schedule
 
 __all__ = ["EventSite", "EventOutcome", "host_event", "record_window"]
@@ -46,7 +49,8 @@ class EventSite:
     the data position to resume from; ``signal()``: the stop signal received so
     far, if any; ``before_checkpoint(val_metrics)``: a library's own work between
     evaluation and checkpoint; ``fingerprint``: the resume guard written into
-    every checkpoint.
+    every checkpoint; ``clock``: the run's :class:`SaveClock` (kept across events; ``None``:
+    the default cadence saves at every due step and ``every_n_seconds`` never fires).
     """
 
     evaluate: Callable[[], Mapping[str, float]] | None = None
@@ -55,6 +59,7 @@ class EventSite:
     signal: Callable[[], str | None] = _no_signal
     before_checkpoint: Callable[[dict[str, float] | None], None] | None = None
     fingerprint: Mapping[str, Any] = field(default_factory=dict)
+    clock: SaveClock | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,8 @@ def host_event(
 ) -> EventOutcome:
     """Run steps 2-7 of the event order at ``state.step`` (see the module docstring)."""
     step = state.step
+    if site.clock is not None:
+        site.clock.poll()
     runner.step_end(state)
     eval_metrics: dict[str, float] | None = None
     if site.evaluate is not None and schedule.eval_due(step, stopping=state.should_stop):
@@ -97,13 +104,28 @@ def host_event(
         state.stop_reason = f"{received}: checkpointed and stopped"
         signalled = True
     checkpointed = False
-    if site.save is not None and schedule.checkpoint_due(step, stopping=state.should_stop):
+    if site.save is not None and _save_due(schedule, site.clock, step, state.should_stop):
+        began = site.clock.now() if site.clock is not None else 0.0
         meta = runner.checkpoint_meta(state)
         meta["phase"] = state.phase
         meta["fingerprint"] = dict(site.fingerprint)
         if site.data_state is not None:
             meta["data"] = site.data_state(step)
         site.save(step, meta)
+        if site.clock is not None:
+            site.clock.saved(began)
         checkpointed = True
         runner.checkpoint_done(state, step)
     return EventOutcome(eval_metrics, checkpointed, bool(state.should_stop), signalled)
+
+
+def _save_due(schedule: Schedule, clock: SaveClock | None, step: int, stopping: bool) -> bool:
+    """The step's rule first; where it leaves the decision to the clock, the clock's."""
+    if schedule.checkpoint_due(step, stopping=stopping):
+        return True
+    timing = schedule.checkpoint_timing(step, stopping=stopping)
+    if timing is None:
+        return False
+    if clock is None:
+        return timing == "floor"
+    return clock.decide(timing)

@@ -32,8 +32,8 @@ def event_intervals(loop: TrainingLoop, *, checkpointing: bool | None = None) ->
     ckpt = loop.checkpoint_callback
     if checkpointing is None:
         checkpointing = loop.checkpoint_dir is not None
-    if ckpt is not None and checkpointing:
-        intervals.append(ckpt.every_n_steps)
+    if ckpt is not None and checkpointing and ckpt.step_interval is not None:
+        intervals.append(ckpt.step_interval)
     for cb in loop.callbacks:
         n = getattr(cb, "every_n_steps", None)
         if isinstance(cb, Callback) and n and not isinstance(cb, Checkpoint):
@@ -63,6 +63,13 @@ class Schedule:
     eval_every: int | None = None
     checkpoint_every: int | None = None
     evaluating: bool = False
+    checkpoint_seconds: float | None = None
+    checkpoint_floor: bool = False
+
+    @property
+    def checkpointing(self) -> bool:
+        """Whether the run checkpoints at all (a step or a time cadence)."""
+        return self.checkpoint_every is not None or self.checkpoint_seconds is not None
 
     @classmethod
     def for_loop(
@@ -82,8 +89,10 @@ class Schedule:
             total=last,
             phase_ends=tuple(int(e) for e in phase_ends) or (last,),
             eval_every=loop.eval_every_n_steps or None,
-            checkpoint_every=ckpt.every_n_steps if ckpt is not None else None,
+            checkpoint_every=ckpt.step_interval if ckpt is not None else None,
             evaluating=evaluating,
+            checkpoint_seconds=ckpt.every_n_seconds if ckpt is not None else None,
+            checkpoint_floor=ckpt.default_cadence if ckpt is not None else False,
         )
 
     def next_event(self, step: int) -> int:
@@ -107,12 +116,30 @@ class Schedule:
         return step >= self.total or bool(every and step % every == 0) or stopping
 
     def checkpoint_due(self, step: int, *, stopping: bool) -> bool:
-        """A checkpoint at its cadence, at a phase end, at the end, and at any stop."""
-        if self.checkpoint_every is None:
+        """Whether a checkpoint is due at ``step`` whatever the clock says: an explicit step
+        cadence, a phase end, the end, any stop."""
+        if not self.checkpointing:
             return False
+        every = None if self.checkpoint_floor else self.checkpoint_every
         return (
-            step % self.checkpoint_every == 0
+            bool(every and step % every == 0)
             or step >= self.total
             or stopping
             or step in self.phase_ends
         )
+
+    def checkpoint_timing(self, step: int, *, stopping: bool) -> str | None:
+        """What the clock decides at event ``step`` when :meth:`checkpoint_due` is False:
+        ``"floor"`` (a default-cadence step: save if the time floor has passed), ``"seconds"``
+        (``every_n_seconds``: save if that long has passed), or ``None`` (no save here).
+
+        A function of the step alone, so every process asks the clock at the same events.
+        """
+        if not self.checkpointing or self.checkpoint_due(step, stopping=stopping):
+            return None
+        every = self.checkpoint_every
+        if self.checkpoint_floor and every and step % every == 0:
+            return "floor"
+        if self.checkpoint_seconds is not None:
+            return "seconds"
+        return None

@@ -182,6 +182,15 @@ class Checkpointer(OrbaxFiles):
     def moved(self) -> None:
         self._mngr.reload()
 
+    def saving(self) -> bool:
+        """Whether an asynchronous save is still being committed (on this process)."""
+        return bool(self._mngr.is_saving_in_progress())
+
+    def share_decision(self, decision: bool) -> bool:
+        """Process 0's ``decision`` on every process (a save is collective); one process
+        returns its own without a collective."""
+        return _share_decision(decision)
+
     def latest_step(self) -> int | None:
         step = self._mngr.latest_step()
         return None if step is None else int(step)
@@ -470,6 +479,18 @@ def _barrier(name: str) -> None:
 
     if jax.process_count() > 1:
         ocp.multihost.sync_global_processes(name)
+
+
+def _share_decision(decision: bool) -> bool:
+    """Broadcast process 0's boolean to every process (no-op on one process)."""
+    import jax
+
+    if jax.process_count() == 1:
+        return bool(decision)
+    import numpy as np
+    from jax.experimental import multihost_utils
+
+    return bool(multihost_utils.broadcast_one_to_all(np.asarray(decision, dtype=np.int32)))
 
 
 def _restore_template(template: Any) -> Any:

@@ -24,7 +24,14 @@ from collections.abc import Callable
 from typing import Any
 
 from pipekit_train.carry import TrainerCarryState
-from pipekit_train.engine import CallbackRunner, EventSite, Schedule, host_event, record_window
+from pipekit_train.engine import (
+    CallbackRunner,
+    EventSite,
+    SaveClock,
+    Schedule,
+    host_event,
+    record_window,
+)
 
 from ._state import capture_state
 
@@ -94,6 +101,11 @@ def make_bridge(
         data_state=data_state,
         signal=lambda: signals.received,
         fingerprint=fingerprint,
+        clock=SaveClock(
+            every_seconds=schedule.checkpoint_seconds,
+            share=getattr(checkpointer, "share_decision", None) or (lambda d: d),
+            busy=getattr(checkpointer, "saving", None),
+        ),
     )
 
     class Bridge(keras.callbacks.CallbackList):

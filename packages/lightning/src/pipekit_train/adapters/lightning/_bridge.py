@@ -35,7 +35,14 @@ import torch
 
 import lightning.pytorch as pl
 from pipekit_train.carry import TrainerCarryState
-from pipekit_train.engine import CallbackRunner, EventSite, Schedule, host_event, record_window
+from pipekit_train.engine import (
+    CallbackRunner,
+    EventSite,
+    SaveClock,
+    Schedule,
+    host_event,
+    record_window,
+)
 from pipekit_train.errors import ConfigError
 
 from ._checkpoint import Saved, TorchFileStore
@@ -127,6 +134,7 @@ class Bridge(pl.Callback):
         self._window_steps: list[int] = []
         self._step = start
         self._next_event = self.schedule.next_event(start)
+        self.clock = SaveClock(every_seconds=self.schedule.checkpoint_seconds)
 
     # ------------------------------------------------------------------ set-up
     def make_runner(self, is_primary: bool) -> CallbackRunner:
@@ -166,6 +174,11 @@ class Bridge(pl.Callback):
         assert self.runner is not None
         self.runner.run_start(self.state)
         self._started = time.perf_counter()
+        # The checkpoint clock starts with training; under DDP process 0's decides for all.
+        self.clock = SaveClock(
+            every_seconds=self.schedule.checkpoint_seconds,
+            share=_shared_decision(trainer) if trainer.world_size > 1 else _same,
+        )
 
     # ------------------------------------------------------------ per batch
     def on_train_batch_start(
@@ -317,6 +330,7 @@ class Bridge(pl.Callback):
             signal=stop_signal,
             before_checkpoint=before_checkpoint,
             fingerprint=self.fingerprint,
+            clock=self.clock,
         )
         outcome = host_event(state, runner, self.schedule, site)
         if outcome.signalled:
@@ -367,3 +381,16 @@ def _to_cpu(tree: Any) -> Any:
     if isinstance(tree, tuple):
         return tuple(_to_cpu(v) for v in tree)
     return tree
+
+
+def _same(decision: bool) -> bool:
+    return decision
+
+
+def _shared_decision(trainer: pl.Trainer) -> Callable[[bool], bool]:
+    """Rank 0's checkpoint decision on every rank (the strategy's broadcast)."""
+
+    def share(decision: bool) -> bool:
+        return bool(trainer.strategy.broadcast(bool(decision), src=0))
+
+    return share
