@@ -288,6 +288,7 @@ class Sweep:
         if not self._populating:
             one = claims.take_free(self.n_trials)
             return [one] if one is not None else []
+        assert self.population is not None
         taken: list[Slot] = []
         group: int | None = None
         while len(taken) < self.population:
