@@ -35,6 +35,7 @@ once refuses a stream by name (:func:`refuse_stream`).
 from __future__ import annotations
 
 import json
+import sys
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -71,11 +72,16 @@ NUM_DATA = "backend_options.num_data"
 
 
 def _grain_types() -> tuple[type, type] | None:
-    try:
-        import grain
-    except ImportError:  # pragma: no cover - grain is part of core's [jax] extra
+    """Grain's dataset types, or ``None`` while Grain is not imported.
+
+    An object can only be a Grain dataset once its user imported Grain, so a run on
+    arrays never pays Grain's import (seconds in a fresh process).
+    """
+    grain = sys.modules.get("grain")
+    iter_ds, map_ds = getattr(grain, "IterDataset", None), getattr(grain, "MapDataset", None)
+    if not (isinstance(iter_ds, type) and isinstance(map_ds, type)):
         return None
-    return grain.IterDataset, grain.MapDataset
+    return iter_ds, map_ds
 
 
 def _pipeline(ds: Any) -> list[Any]:
