@@ -32,7 +32,7 @@ from pipekit_train.adapters.bayes import NumpyroTask
 def model(x, y=None):
     w = numpyro.sample("w", dist.Normal(0.0, 1.0).expand([2]).to_event(1))
     s = numpyro.sample("s", dist.HalfNormal(1.0))
-    numpyro.sample("y", dist.Normal(x @ w, s), obs=y)
+    numpyro.sample("obs", dist.Normal(x @ w, s), obs=y)
 
 rng = np.random.default_rng(0)
 x = rng.normal(size=(50, 2)).astype(np.float32)

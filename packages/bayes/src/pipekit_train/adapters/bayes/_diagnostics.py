@@ -79,16 +79,16 @@ def _moments(draws: np.ndarray) -> dict[str, Any]:
 
 def _per_component(draws: np.ndarray, fn: Any) -> Any:
     """``fn`` of each scalar component's ``(chains, draws)`` array, as nested lists."""
-    shape = draws.shape[2:]
-    flat = draws.reshape(draws.shape[:2] + (-1,))
-    values = np.array([fn(flat[:, :, i]) for i in range(flat.shape[2])], dtype=float)
+    shape = tuple(draws.shape[2:])
+    flat = draws.reshape((draws.shape[0], draws.shape[1], -1))
+    values = np.array([fn(flat[:, :, i]) for i in range(flat.shape[2])], dtype=np.float64)
     return values.reshape(shape).tolist()
 
 
 def _hdi_bounds(draws: np.ndarray) -> tuple[Any, Any]:
     """The ``HDI_PROB`` highest-density interval of each component as ``(low, high)``."""
-    shape = draws.shape[2:]
-    flat = draws.reshape(draws.shape[:2] + (-1,))
+    shape = tuple(draws.shape[2:])
+    flat = draws.reshape((draws.shape[0], draws.shape[1], -1))
     pairs = [hdi(flat[:, :, i], HDI_PROB) for i in range(flat.shape[2])]
     dtype = draws.dtype if draws.dtype.kind == "f" else np.float64
     low = np.array([p[0] for p in pairs], dtype=dtype).reshape(shape)
