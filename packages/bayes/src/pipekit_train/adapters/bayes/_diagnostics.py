@@ -81,7 +81,8 @@ def _per_component(draws: np.ndarray, fn: Any) -> Any:
     """``fn`` of each scalar component's ``(chains, draws)`` array, as nested lists."""
     shape = tuple(draws.shape[2:])
     flat = draws.reshape((draws.shape[0], draws.shape[1], -1))
-    values = np.array([fn(flat[:, :, i]) for i in range(flat.shape[2])], dtype=np.float64)
+    with np.errstate(all="ignore"):  # inf draws: NaN figures, counted and warned elsewhere
+        values = np.array([fn(flat[:, :, i]) for i in range(flat.shape[2])], dtype=np.float64)
     return values.reshape(shape).tolist()
 
 
@@ -89,7 +90,8 @@ def _hdi_bounds(draws: np.ndarray) -> tuple[Any, Any]:
     """The ``HDI_PROB`` highest-density interval of each component as ``(low, high)``."""
     shape = tuple(draws.shape[2:])
     flat = draws.reshape((draws.shape[0], draws.shape[1], -1))
-    pairs = [hdi(flat[:, :, i], HDI_PROB) for i in range(flat.shape[2])]
+    with np.errstate(all="ignore"):
+        pairs = [hdi(flat[:, :, i], HDI_PROB) for i in range(flat.shape[2])]
     dtype = draws.dtype if draws.dtype.kind == "f" else np.float64
     low = np.array([p[0] for p in pairs], dtype=dtype).reshape(shape)
     high = np.array([p[1] for p in pairs], dtype=dtype).reshape(shape)
