@@ -120,7 +120,7 @@ class Program(StepProgram):
             self._out_shardings: Any = (shardings, output_sharding, output_sharding)
         else:
             self._out_shardings = None
-        self._compiled: dict[tuple[str, int], Any] = {}
+        self._compiled: dict[tuple[str | None, int], Any] = {}
         self._copy = jax.jit(lambda xs: [_copy_leaf(x) for x in xs])
 
     # -- compilation ----------------------------------------------------------------------
@@ -149,8 +149,13 @@ class Program(StepProgram):
         return one
 
     def _compiled_call(self, phase: str, k: int) -> Any:
-        """The compiled call running ``k`` steps of ``phase`` (cached)."""
-        cached = self._compiled.get((phase, k))
+        """The compiled call running ``k`` steps of ``phase`` (cached).
+
+        Cached per step *function*, not per phase: phases without their own step share
+        the default step's compiled calls (a sampler's warmup and sampling compile once).
+        """
+        key = (phase if phase in self._steps else None, k)
+        cached = self._compiled.get(key)
         if cached is not None:
             return cached
         one = self._one_step(phase)
@@ -177,7 +182,7 @@ class Program(StepProgram):
                 return new, metrics, outputs
 
             call = jax.jit(chunk, donate_argnums=donate, out_shardings=self._out_shardings)
-        self._compiled[(phase, k)] = call
+        self._compiled[key] = call
         return call
 
     # -- StepProgram ----------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 Every ``every_n_steps`` steps of the sampling phase (at least ``min_draws`` draws
 per chain in), it computes ArviZ's rank-normalised split R-hat and bulk ESS
-(:func:`~._diagnostics.diagnostics`) on every draw collected so far and stops the
+(:func:`~._diagnostics.diagnostics`, in NumPy) on every draw collected so far and stops the
 run when every parameter has ``R-hat <= rhat`` and ``ESS_bulk >= ess_bulk``.
 
 Optional stopping is biased: checking repeatedly and stopping at the first look

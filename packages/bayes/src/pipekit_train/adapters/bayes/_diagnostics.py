@@ -1,8 +1,11 @@
-"""Convergence diagnostics, computed by ArviZ (never re-derived here).
+"""Convergence diagnostics: ArviZ's figures, computed without importing ArviZ.
 
-Rank-normalised split R-hat, bulk and tail ESS and the MCSE of the mean come
-from ``arviz.rhat(method="rank")``, ``arviz.ess(method="bulk"|"tail")`` and
-``arviz.mcse(method="mean")``; divergences are the sampler's own flags.
+Rank-normalised split R-hat, bulk and tail ESS, the MCSE of the mean and the HDI are
+``arviz.rhat(method="rank")``, ``arviz.ess(method="bulk"|"tail")``,
+``arviz.mcse(method="mean")`` and ``arviz.hdi``, ported to NumPy in ``_stats`` (ArviZ
+imports xarray, pandas and scipy.stats: seconds in a fresh process, more than many whole
+runs; a test checks the port against ArviZ); divergences are the sampler's own flags.
+ArviZ itself is imported only on request: ``to_inference_data``, summaries and plots.
 The warning thresholds follow PyMC: R-hat > 1.01, bulk ESS < 100 per chain,
 any divergence. The sampler-health checks (tree-depth saturation, E-BFMI, stuck and
 separated chains, where the divergences are) live in ``_health``; their figures join
@@ -11,7 +14,6 @@ the same dictionary and their messages the same ``warnings`` list.
 
 from __future__ import annotations
 
-import logging
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -21,6 +23,7 @@ import numpy as np
 from pipekit_train._warn import warn_user
 
 from ._health import health, health_warnings
+from ._stats import ess_bulk, ess_tail, hdi, mcse_mean, rhat_rank
 
 __all__ = [
     "to_inference_data",
@@ -74,16 +77,25 @@ def _moments(draws: np.ndarray) -> dict[str, Any]:
     }
 
 
-def _hdi(az: Any, post: Any) -> dict[str, tuple[Any, Any]]:
-    """Each site's ``HDI_PROB`` highest-density interval as ``(low, high)`` nested lists."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        hdi = az.hdi(post, hdi_prob=HDI_PROB)
-    out = {}
-    for name in post.data_vars:
-        bounds = np.asarray(hdi[name])  # (…, 2): lower, higher
-        out[name] = (bounds[..., 0].tolist(), bounds[..., 1].tolist())
-    return out
+def _per_component(draws: np.ndarray, fn: Any) -> Any:
+    """``fn`` of each scalar component's ``(chains, draws)`` array, as nested lists."""
+    shape = tuple(draws.shape[2:])
+    flat = draws.reshape((draws.shape[0], draws.shape[1], -1))
+    with np.errstate(all="ignore"):  # inf draws: NaN figures, counted and warned elsewhere
+        values = np.array([fn(flat[:, :, i]) for i in range(flat.shape[2])], dtype=np.float64)
+    return values.reshape(shape).tolist()
+
+
+def _hdi_bounds(draws: np.ndarray) -> tuple[Any, Any]:
+    """The ``HDI_PROB`` highest-density interval of each component as ``(low, high)``."""
+    shape = tuple(draws.shape[2:])
+    flat = draws.reshape((draws.shape[0], draws.shape[1], -1))
+    with np.errstate(all="ignore"):
+        pairs = [hdi(flat[:, :, i], HDI_PROB) for i in range(flat.shape[2])]
+    dtype = draws.dtype if draws.dtype.kind == "f" else np.float64
+    low = np.array([p[0] for p in pairs], dtype=dtype).reshape(shape)
+    high = np.array([p[1] for p in pairs], dtype=dtype).reshape(shape)
+    return low.tolist(), high.tolist()
 
 
 def variational_summary(samples: Mapping[str, Any]) -> dict[str, Any]:
@@ -93,17 +105,11 @@ def variational_summary(samples: Mapping[str, Any]) -> dict[str, Any]:
     R-hat and ESS are left out: the draws are independent by construction, so they would
     only describe the guide, not whether the fit found the posterior.
     """
-    az = _quiet_arviz()
-    post = to_inference_data(samples).posterior
-    hdi = _hdi(az, post)
-    sites = {
-        name: {
-            **_moments(np.asarray(post[name])),
-            "hdi_low": hdi[name][0],
-            "hdi_high": hdi[name][1],
-        }
-        for name in post.data_vars
-    }
+    sites = {}
+    for name, value in samples.items():
+        draws = np.asarray(value)
+        low, high = _hdi_bounds(draws)
+        sites[name] = {**_moments(draws), "hdi_low": low, "hdi_high": high}
     num_chains, num_draws = next(iter(np.asarray(v).shape[:2] for v in samples.values()))
     return {
         "kind": "variational",
@@ -131,36 +137,23 @@ def diagnostics(
 
     ``samples`` are grouped by chain, ``(chains, draws, …)``; ``sd`` uses ddof = 1.
     ``sample_stats`` are the per-draw statistics (``STAT_KEYS``), ``max_tree_depth`` the
-    NUTS limit the run used (tree-depth saturation is only judged with it).
+    NUTS limit the run used (tree-depth saturation is only judged with it). The figures
+    equal ArviZ's (``_stats``); no ArviZ, xarray or pandas is imported.
     """
-    az = _quiet_arviz()
-    idata = to_inference_data(samples, diverging=diverging)
-    post = idata.posterior
-    logger = logging.getLogger("arviz")
-    level = logger.level
-    logger.setLevel(logging.ERROR)  # one chain: ArviZ logs that R-hat is undefined
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            rhat = az.rhat(post, method="rank")
-            bulk = az.ess(post, method="bulk")
-            tail = az.ess(post, method="tail")
-            mcse = az.mcse(post, method="mean")
-        hdi = _hdi(az, post)
-    finally:
-        logger.setLevel(level)
     sites: dict[str, Any] = {}
-    for name in post.data_vars:
-        moments = _moments(np.asarray(post[name]))
+    for name, value in samples.items():
+        draws = np.asarray(value)
+        moments = _moments(draws)
+        low, high = _hdi_bounds(draws)
         sites[name] = {
             "mean": moments["mean"],
             "sd": moments["sd"],
-            "hdi_low": hdi[name][0],
-            "hdi_high": hdi[name][1],
-            "r_hat": np.asarray(rhat[name]).tolist(),
-            "ess_bulk": np.asarray(bulk[name]).tolist(),
-            "ess_tail": np.asarray(tail[name]).tolist(),
-            "mcse_mean": np.asarray(mcse[name]).tolist(),
+            "hdi_low": low,
+            "hdi_high": high,
+            "r_hat": _per_component(draws, rhat_rank),
+            "ess_bulk": _per_component(draws, ess_bulk),
+            "ess_tail": _per_component(draws, ess_tail),
+            "mcse_mean": _per_component(draws, mcse_mean),
             "nonfinite": moments["nonfinite"],
         }
     num_chains, num_draws = next(iter(np.asarray(v).shape[:2] for v in samples.values()))

@@ -5,7 +5,8 @@ with the likely cause and the fix in its message:
 
 - tree-depth saturation: the share of draws whose NUTS tree reached ``max_tree_depth``
   (Stan's ``treedepth__`` check): the sampler stopped its trajectories early;
-- E-BFMI per chain, ``arviz.bfmi`` of the energy (Stan's and PyMC's threshold 0.3):
+- E-BFMI per chain, ``arviz.bfmi`` of the energy (in NumPy: ``_stats.bfmi``; Stan's and
+  PyMC's threshold 0.3):
   the momentum resampling cannot explore the energy levels (heavy tails, funnels);
 - stuck chains: a chain whose draws changed in under ``STUCK_MOVE_FRACTION`` of its
   steps (a bad start; fix: another start), and separated chains: chains that each
@@ -15,11 +16,12 @@ with the likely cause and the fix in its message:
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+
+from ._stats import bfmi
 
 __all__ = [
     "health",
@@ -126,11 +128,7 @@ def health(
         out["tree_depth_saturated"] = int(np.sum(depth >= max_tree_depth))
     energy = stats.get("energy")
     if energy is not None and energy.ndim == 2 and energy.shape[1] > 2:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import arviz as az
-
-            out["e_bfmi"] = [float(b) for b in az.bfmi(energy)]
+        out["e_bfmi"] = [float(b) for b in bfmi(energy)]
     diverging = stats.get("diverging")
     located = _divergence_site(flat, diverging) if diverging is not None else None
     if located is not None:

@@ -39,27 +39,27 @@ def _metrics(draw: dict[str, Any]) -> dict[str, Any]:
 
 
 def build_sampler_program(chain: ChainStep, state: Any, seed: int) -> Program:
-    """A program of ``num_warmup`` warmup steps (no trace) and ``num_samples`` draws."""
+    """A program of ``num_warmup`` warmup steps (no trace) and ``num_samples`` draws.
 
-    def sampling(carry: Any, batch: Any, key: jax.Array) -> tuple[Any, ...]:
+    Both phases run the *same* step (NumPyro's ``sample`` adapts while ``state.i <
+    num_warmup``, as in ``MCMC.run``), so one chunk length compiles one program for
+    warmup and sampling alike; the warmup's outputs are simply not collected.
+    """
+
+    def step(carry: Any, batch: Any, key: jax.Array) -> tuple[Any, ...]:
         new, draw = chain.step(carry)
         outputs = {f"{SAMPLE_PREFIX}{k}": v for k, v in draw["samples"].items()}
         outputs.update({arviz: draw[name] for name, arviz in TRACE_STATS.items()})
         outputs["lp"] = -draw["potential_energy"]
         return new, _metrics(draw), outputs
 
-    def warmup(carry: Any, batch: Any, key: jax.Array) -> tuple[Any, ...]:
-        new, draw = chain.step(carry)
-        return new, _metrics(draw)
-
     task = chain.task
     return build_program(
-        sampling,
+        step,
         state,
         base_key=jax.random.PRNGKey(seed),
         phases=[
             Phase("warmup", task.num_warmup, collect=False),
             Phase("sampling", task.num_samples, collect=True),
         ],
-        phase_steps={"warmup": warmup},
     )

@@ -204,13 +204,23 @@ def _run(
     # through Predictive so that every guide (autoguides and callables) works the same way.
     deterministic = [k for k, v in sites.items() if v["type"] == "deterministic"]
     latent = [k for k, v in sites.items() if v["type"] == "sample" and not v["is_observed"]]
-    draws = Predictive(
-        base_model,
-        guide=guide,
-        params=params,
-        num_samples=task.predictive_samples,
-        return_sites=latent + deterministic,
-    )(predict_key, jnp.asarray(data["x"]), None, **{k: jnp.asarray(data[k]) for k in names})
+
+    # One jitted, vectorised call (parallel=True): Predictive's default lax.map would compile
+    # a second scan as costly as the training chunk's, and eager vmap dozens of small ops.
+    @jax.jit
+    def guide_draws(key: Any, p: Any, xs: Any, kw: dict[str, Any]) -> Any:
+        return Predictive(
+            base_model,
+            guide=guide,
+            params=p,
+            num_samples=task.predictive_samples,
+            return_sites=latent + deterministic,
+            parallel=True,
+        )(key, xs, None, **kw)
+
+    draws = guide_draws(
+        predict_key, params, jnp.asarray(data["x"]), {k: jnp.asarray(data[k]) for k in names}
+    )
     samples = {k: np.asarray(v)[None] for k, v in draws.items() if k in latent + deterministic}
     op = NumpyroPredictiveOp(
         base_model,
