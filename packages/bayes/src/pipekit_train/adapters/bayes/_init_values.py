@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from pipekit_train.engine import OptionSpec
+from pipekit_train.adapters._bayes_options import INIT_JITTER_OPTION
 from pipekit_train.errors import ConfigError
 
 __all__ = [
@@ -29,15 +29,6 @@ __all__ = [
     "INIT_JITTER_OPTION",
 ]
 
-#: ``init_jitter`` of both MCMC backends (``init_to_value_jittered``).
-INIT_JITTER_OPTION = OptionSpec(
-    "init_jitter",
-    "float",
-    0.0,
-    "sd of each chain's own Normal jitter around init_values (unconstrained space)",
-    low=0,
-    what="a number >= 0 (0: every chain exactly at init_values)",
-)
 
 _FIELD = "backend_options.init_values"
 

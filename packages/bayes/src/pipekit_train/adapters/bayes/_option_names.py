@@ -11,12 +11,7 @@ re-exported here; the backends declare the aliases on their option specs).
 
 from __future__ import annotations
 
+from pipekit_train.adapters._bayes_options import SAMPLER_ALIASES
 from pipekit_train.engine import resolve_aliases
 
 __all__ = ["SAMPLER_ALIASES", "resolve_aliases"]
-
-#: alias → canonical name, for every MCMC backend.
-SAMPLER_ALIASES: dict[str, str] = {
-    "target_accept_prob": "target_accept",
-    "max_num_doublings": "max_tree_depth",
-}

@@ -4,14 +4,18 @@ against the model's sites (shape, support) by bayes' ``check_init_values`` once 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pipekit_train.adapters.bayes import INIT_JITTER_OPTION, SAMPLER_ALIASES, parse_init_values
+from pipekit_train.adapters._numpyro_mcmc_options import (
+    ALIASES,
+    INIT_STRATEGIES,
+    KERNELS,
+)
+from pipekit_train.adapters._numpyro_mcmc_options import OPTION_SPECS as _DECLARED
+from pipekit_train.adapters.bayes import parse_init_values
 from pipekit_train.engine import (
-    RESUME_OPTION,
     OptionSpec,
-    compilation_cache_option,
     parse_backend_options,
 )
 from pipekit_train.errors import ConfigError, closest
@@ -19,10 +23,6 @@ from pipekit_train.errors import ConfigError, closest
 from ._user_kernel import is_user_kernel
 
 __all__ = ["McmcOptions", "parse_options", "INIT_STRATEGIES", "OPTION_SPECS", "ALIASES"]
-
-INIT_STRATEGIES = ("uniform", "median", "mean", "feasible", "sample")
-KERNELS = ("nuts", "hmc")
-CHAIN_METHODS = ("vectorized", "sequential")
 
 
 @dataclass(frozen=True)
@@ -59,15 +59,6 @@ class McmcOptions:
 
 def _field(name: str) -> str:
     return f"backend_options.{name}"
-
-
-#: The other libraries' spellings numpyro-mcmc accepts (``SAMPLER_ALIASES`` plus HMC's
-#: BlackJAX name for the leapfrog steps).
-ALIASES = {**SAMPLER_ALIASES, "num_integration_steps": "num_steps"}
-
-
-def _aliases(name: str) -> tuple[str, ...]:
-    return tuple(a for a, c in ALIASES.items() if c == name)
 
 
 def _kernel(value: Any) -> Any:
@@ -125,103 +116,16 @@ def _init_values(value: Any) -> dict[str, Any]:
     return dict(value)
 
 
-def _bool(name: str, default: bool, doc: str) -> OptionSpec:
-    return OptionSpec(name, "bool", default, doc)
-
-
-#: Every key numpyro-mcmc takes (the reference page is written from these).
-OPTION_SPECS: tuple[OptionSpec, ...] = (
-    OptionSpec(
-        "kernel",
-        "any",
-        "nuts",
-        "'nuts' or 'hmc', or your own numpyro.infer NUTS / HMC kernel (Python only)",
-        check=_kernel,
-        what="'nuts', 'hmc' or a NumPyro NUTS / HMC kernel",
-    ),
-    OptionSpec("chain_method", "choice", "vectorized", "how chains run", choices=CHAIN_METHODS),
-    OptionSpec(
-        "dense_mass",
-        "any",
-        False,
-        "dense mass matrix: true / false, or site groups [['a', 'b'], ['c']]",
-        check=_dense_mass,
-        what="true, false or a list of site groups",
-    ),
-    OptionSpec(
-        "target_accept",
-        "float",
-        0.8,
-        "step-size adaptation's target acceptance probability",
-        low=0,
-        high=1,
-        low_open=True,
-        high_open=True,
-        aliases=_aliases("target_accept"),
-    ),
-    OptionSpec(
-        "max_tree_depth",
-        "int",
-        10,
-        "NUTS's maximum tree depth",
-        low=1,
-        aliases=_aliases("max_tree_depth"),
-    ),
-    OptionSpec("step_size", "float", 1.0, "initial step size", low=0, low_open=True),
-    _bool("adapt_step_size", True, "adapt the step size during warmup"),
-    _bool("adapt_mass_matrix", True, "adapt the mass matrix during warmup"),
-    OptionSpec(
-        "inverse_mass_matrix",
-        "any",
-        None,
-        "the initial inverse mass matrix: one array over all latent sites, or "
-        "{'a': block, 'a,b': block} by site group",
-        optional=True,
-        check=_inverse_mass_matrix,
-        what="an array, or a mapping from a site (group) to its block",
-    ),
-    _bool("forward_mode_differentiation", False, "forward-mode gradients (jax.jacfwd)"),
-    INIT_JITTER_OPTION,
-    OptionSpec(
-        "num_steps",
-        "int",
-        None,
-        "HMC's leapfrog steps (kernel 'hmc' only)",
-        low=1,
-        optional=True,
-        aliases=_aliases("num_steps"),
-    ),
-    OptionSpec(
-        "trajectory_length",
-        "float",
-        None,
-        "HMC's path length (kernel 'hmc' only)",
-        low=0,
-        low_open=True,
-        optional=True,
-        what="a positive number",
-    ),
-    _bool("regularize_mass_matrix", True, "Stan's regularisation of the adapted mass matrix"),
-    OptionSpec(
-        "init_strategy",
-        "choice",
-        "uniform",
-        "NumPyro's init strategy for the sites init_values does not set",
-        choices=INIT_STRATEGIES,
-    ),
-    OptionSpec(
-        "init_values",
-        "mapping",
-        {},
-        "site → starting value for every chain; each a latent site, in its shape, inside "
-        "its support",
-        check=_init_values,
-        what="a mapping of site names to starting values",
-    ),
-    _bool("x64", True, "sample in float64, as Stan and PyMC do (false: float32)"),
-    RESUME_OPTION,
-    OptionSpec("steps_per_call", "int", 100, "MCMC steps per compiled call", low=1),
-    compilation_cache_option(),
+#: Every key numpyro-mcmc takes (declared in the light spec module; the reference page is
+#: written from these), with the checks that need more than the spec attached.
+_CHECKS = {
+    "kernel": _kernel,
+    "dense_mass": _dense_mass,
+    "inverse_mass_matrix": _inverse_mass_matrix,
+    "init_values": _init_values,
+}
+OPTION_SPECS: tuple[OptionSpec, ...] = tuple(
+    replace(spec, check=_CHECKS[spec.name]) if spec.name in _CHECKS else spec for spec in _DECLARED
 )
 
 
