@@ -77,6 +77,7 @@ class _LightSpecs:
     specs: Sequence[OptionSpec]
     keep_unknown: bool
     store: str
+    light_checks: frozenset[str] = frozenset()
 
 
 def light_option_specs(module: str) -> _LightSpecs | None:
@@ -94,6 +95,7 @@ def light_option_specs(module: str) -> _LightSpecs | None:
         specs=tuple(mod.OPTION_SPECS),
         keep_unknown=bool(getattr(mod, "KEEP_UNKNOWN", False)),
         store=str(getattr(mod, "CHECKPOINT_STORE", "orbax")),
+        light_checks=frozenset(getattr(mod, "LIGHT_CHECKS", ())),
     )
 
 
@@ -102,7 +104,7 @@ def _check_options(loop: Any, light: _LightSpecs | None) -> str:
     need the backend's library are left to the adapter)."""
     options = loop.backend_options
     if light is not None:
-        specs = [replace(s, check=None) for s in light.specs]
+        specs = [s if s.name in light.light_checks else replace(s, check=None) for s in light.specs]
         parse_backend_options(options, specs, backend=loop.backend, keep_unknown=light.keep_unknown)
     return parse_resume(options.get("resume", "auto"))
 

@@ -16,12 +16,15 @@ from typing import Any
 from pipekit_train.engine import RESUME_OPTION, OptionSpec, require_instances
 from pipekit_train.errors import ConfigError, closest
 
-__all__ = ["OPTION_SPECS", "KEEP_UNKNOWN", "CHECKPOINT_STORE", "PIPEKIT_KEYS"]
+__all__ = ["OPTION_SPECS", "KEEP_UNKNOWN", "CHECKPOINT_STORE", "PIPEKIT_KEYS", "LIGHT_CHECKS"]
 
 #: Unknown keys are ``Trainer`` arguments, checked by the adapter against the Trainer.
 KEEP_UNKNOWN = True
 #: The store kind of this backend's checkpoint folder (``engine._inspect``).
 CHECKPOINT_STORE = "torch-file"
+#: The specs whose ``check`` imports nothing (the preflight runs them; the others need
+#: Lightning: a registered accelerator or strategy, a precision, callback types).
+LIGHT_CHECKS = frozenset({"devices", "deterministic"})
 
 #: Trainer arguments pipekit derives from the loop; the value is the field to use instead.
 _OWNED: dict[str, str] = {
