@@ -24,6 +24,16 @@ backend: keras
 
 
 @pytest.fixture
+def no_preflight(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests replace ``TrainingLoop.run`` to see the loop the CLI built; the CLI's
+    preflight (which answers a missing backend from the metadata, before ``run``) is
+    replaced too, so they also pass where no backend is installed (tests-core)."""
+    import pipekit_train.engine._preflight as preflight
+
+    monkeypatch.setattr(preflight, "preflight", lambda loop, config_digest=None: None)
+
+
+@pytest.fixture
 def loop_yaml(tmp_path: Path) -> Path:
     path = tmp_path / "loop.yaml"
     path.write_text(LOOP_YAML, encoding="utf-8")
@@ -89,6 +99,7 @@ def test_dotted_override_into_a_non_mapping_names_the_field() -> None:
 # -- the run subcommand ------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("no_preflight")
 def test_run_applies_overrides_before_resolving_the_backend(
     loop_yaml: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -124,6 +135,7 @@ def test_run_applies_overrides_before_resolving_the_backend(
     assert "final_step: 1000" in capsys.readouterr().out
 
 
+@pytest.mark.usefixtures("no_preflight")
 def test_run_adds_a_progress_bar_unless_told_not_to(
     loop_yaml: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -174,6 +186,7 @@ def test_missing_loop_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "does not exist" in capsys.readouterr().err
 
 
+@pytest.mark.usefixtures("no_preflight")
 def test_loop_file_with_another_suffix_is_read_as_a_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
