@@ -268,18 +268,8 @@ class Sweep:
         """Whether to run ``population`` trials at once: the Equinox rule's verdict
         (``population_pays``: parameters x rows per step, the platform), unless
         ``population_rule`` is false. Deterministic, so a resumed sweep decides the same."""
-        import pkgutil
-
         assert self.population is not None
-        try:
-            pays = pkgutil.resolve_name("pipekit_train.adapters.equinox:population_pays")
-        except (ImportError, AttributeError) as exc:
-            raise ConfigError(
-                "sweep population needs pipekit_train.adapters.equinox.run_population "
-                "(pip install 'pipekit-train-equinox', a version with populations); or drop "
-                "population to run the trials one by one",
-                field="population",
-            ) from exc
+        pays = _equinox_population("population_pays")
         loop = self._loop(self.trial_config(0, {})).resolved()
         self.population_choice = pays(loop, self.population)
         return bool(self.population_choice.pays) or not self.population_rule
@@ -431,7 +421,6 @@ class Sweep:
 
     def _run_population(self, study: Any, claims: Claims, slots: Sequence[Slot]) -> bool:
         """Run ``slots`` as one vmapped Equinox population (``run_population``)."""
-        import pkgutil
 
         members, trials = [], []
         for slot in slots:
@@ -443,15 +432,7 @@ class Sweep:
         data = self.trial_config(trials[0][2], {})
         data["checkpoint_dir"] = str(Path(self.folder) / "populations" / str(slots[0].group))
         loop = self._loop(data)
-        try:
-            run_population = pkgutil.resolve_name("pipekit_train.adapters.equinox:run_population")
-        except (ImportError, AttributeError) as exc:
-            raise ConfigError(
-                "sweep population needs pipekit_train.adapters.equinox.run_population "
-                "(pip install 'pipekit-train-equinox', a version with populations); or drop "
-                "population to run the trials one by one",
-                field="population",
-            ) from exc
+        run_population = _equinox_population("run_population")
         results = run_population(loop, members)
         for (slot, trial, number), (_, info) in zip(trials, results, strict=True):
             if info.get("interrupted"):
@@ -463,6 +444,22 @@ class Sweep:
     def write_best(self, study: Any) -> Path | None:
         """Write ``<folder>/best.yaml``: the best trial's loop, ready for ``pipekit-train run``."""
         return write_best(study, Path(self.folder))
+
+
+def _equinox_population(name: str) -> Any:
+    """The Equinox backend's population function ``name`` (resolved lazily: core imports no
+    backend); a missing backend, or one without populations, is a ``ConfigError``."""
+    import pkgutil
+
+    try:
+        return pkgutil.resolve_name(f"pipekit_train.adapters.equinox:{name}")
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(
+            "sweep population needs pipekit_train.adapters.equinox.run_population "
+            "(pip install 'pipekit-train-equinox', a version with populations); or drop "
+            "population to run the trials one by one",
+            field="population",
+        ) from exc
 
 
 def write_best(study: Any, folder: Path) -> Path | None:

@@ -68,6 +68,7 @@ from ._run import (
     _unwrap_model,
     _wrap,
     fingerprint,
+    run_extras,
 )
 from ._state import TrainState
 from ._step import StepFeatures, step_impl
@@ -453,14 +454,7 @@ def run_population(
         final = program.member_state(result.carry, i)
         trained = _wrap(model_op, deployed_model(final), final.model_state)
         extras: dict[str, Any] = {
-            "steps_per_call": options.steps_per_call,
-            "features": {
-                "stateful_model": model_state is not None,
-                "accumulate_steps": loop.accumulate_steps,
-                "ema_decay": loop.ema_decay,
-                "precision": loop.precision,
-            },
-            "sharding": Placement(None).describe(),
+            **run_extras(loop, options.steps_per_call, model_state, Placement(None)),
             "population_member": i,
             "population_size": len(members),
             "population_overrides": dict(member),

@@ -446,16 +446,7 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         if final_model_state is not None:
             final_model_state = _process_local(final_model_state)
     trained = _wrap(model_op, final_model, final_model_state)
-    extras: dict[str, Any] = {
-        "steps_per_call": options.steps_per_call,
-        "features": {
-            "stateful_model": model_state is not None,
-            "accumulate_steps": loop.accumulate_steps,
-            "ema_decay": loop.ema_decay,
-            "precision": loop.precision,
-        },
-        "sharding": placement.describe(),
-    }
+    extras = run_extras(loop, options.steps_per_call, model_state, placement)
     if own is not None:
         extras["optimizer"] = own.info()
     info = jax_backend_info(
@@ -502,3 +493,20 @@ def _wrap(model_op: Any, module: Any, model_state: Any = None) -> JaxModelOp:
 
 
 __all__ = ["run", "fingerprint"]
+
+
+def run_extras(
+    loop: Any, steps_per_call: int, model_state: Any, placement: Placement
+) -> dict[str, Any]:
+    """The Equinox backend's own ``backend_info`` keys, for a solo run and each member of a
+    population alike."""
+    return {
+        "steps_per_call": steps_per_call,
+        "features": {
+            "stateful_model": model_state is not None,
+            "accumulate_steps": loop.accumulate_steps,
+            "ema_decay": loop.ema_decay,
+            "precision": loop.precision,
+        },
+        "sharding": placement.describe(),
+    }
