@@ -1,8 +1,9 @@
 """pipekit-train sessions: `nox -t ci` runs what CI runs; `nox -l` lists them all."""
 
-# Every session installs from uv.lock (`uv sync --locked`) into its own virtualenv. The
-# per-distribution sessions install *only* that distribution and what it declares, plus the
-# `test` dependency group, so a missing dependency declaration fails in its own session.
+# Every session but the `lowest` cells of the test matrix (see below) installs from uv.lock
+# (`uv sync --locked`) into its own virtualenv. The per-distribution sessions install *only*
+# that distribution and what it declares, plus the `test` dependency group, so a missing
+# dependency declaration fails in its own session.
 #
 # Install modes, on purpose:
 # - the tests-* sessions install workspace members non-editable (built wheels, as a user gets
@@ -16,9 +17,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import nox
+
+sys.path.insert(0, str(Path(__file__).parent / "scripts"))
+import nox_matrix  # noqa: E402  (scripts/nox_matrix.py: what a lowest cell installs)
 
 nox.needs_version = ">=2025.2.9"
 nox.options.default_venv_backend = "uv"
@@ -59,39 +64,139 @@ def _uv_sync(session: nox.Session, *args: str) -> None:
     )
 
 
-def _pytest(session: nox.Session, folder: str) -> None:
-    session.run("pytest", f"tests/{folder}", *session.posargs, env=TEST_ENV)
+def _test_env(session: nox.Session) -> dict[str, str]:
+    """TEST_ENV plus one persistent JAX compilation cache for the whole session.
+
+    Every JAX process of the session — pytest itself and the subprocesses the resume and CLI
+    tests start — reads and writes the same cache folder, so a program that several tests
+    compile (the digits MLP's training chunk, eight schools' NUTS chunk) is compiled once per
+    session. A cache hit returns the same executable, so bits are unchanged.
+    """
+    cache = Path(session.create_tmp()).resolve() / "jax-compilation-cache"
+    return {
+        **TEST_ENV,
+        "JAX_COMPILATION_CACHE_DIR": str(cache),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+    }
 
 
-@nox.session(name="tests-core", tags=["ci"])
-def tests_core(session: nox.Session) -> None:
-    """Core alone with no extras (plus the test group), runs tests/core."""
-    _uv_sync(session, "--package", CORE, "--group", "test", "--no-editable")
-    _pytest(session, "core")
+def _pytest(session: nox.Session, folder: str, *args: str) -> None:
+    session.run("pytest", f"tests/{folder}", *args, *session.posargs, env=_test_env(session))
 
 
-@nox.session(name="tests-core-jax", tags=["ci"])
-def tests_core_jax(session: nox.Session) -> None:
-    """Core with its jax, tensorboard, mlflow, plot and sweep extras, runs tests/core_jax."""
-    extras = [arg for extra in CORE_JAX_EXTRAS for arg in ("--extra", extra)]
-    _uv_sync(session, "--package", CORE, *extras, "--group", "test", "--no-editable")
-    _pytest(session, "core_jax")
+# --- the matrix: every tests-<dist> session × Python × dependency resolution ------------------
+#
+# - `locked`: `uv sync --locked` of the distribution alone (the versions in uv.lock);
+# - `lowest`: the distribution's wheel and its workspace siblings' wheels, built here, installed
+#   into a fresh venv with `uv pip install --resolution lowest-direct`, outside the lock. Every
+#   range the closure declares (the distribution's, its siblings', the extras it names) is passed
+#   as a direct requirement, so each one resolves to its floor; the test tools that are not ours
+#   (pytest, scikit-learn, …) stay at their locked versions. The cell runs the tests marked
+#   `lowest` (pytest -m lowest): at least the README example, a real-SIGKILL bit-identical
+#   resume, a bad option refused before compiling, and an operator saved and loaded.
+#
+# A Python this machine does not have is skipped, and nox says so ("Python interpreter 3.12 not
+# found"); none is downloaded. docs/compatibility.md is written from what the cells installed.
+
+PYTHONS = ["3.11", "3.12", "3.13"]
+RESOLUTIONS = ["locked", "lowest"]
+nox.options.error_on_missing_interpreters = False
+nox.options.download_python = "never"
+
+# session folder → (distribution, extras of it the session installs)
+TEST_SESSIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "core": (CORE, ()),
+    "core_jax": (CORE, tuple(CORE_JAX_EXTRAS)),
+    **{folder: (dist, ()) for dist, folder in DISTRIBUTIONS.items() if dist != CORE},
+}
+
+MATRIX_REPORT_DIR = ROOT / ".nox" / "matrix"
 
 
-def _backend_session(dist: str) -> None:
-    folder = DISTRIBUTIONS[dist]
-
-    @nox.session(name=f"tests-{folder}", tags=["ci"])
-    def _session(session: nox.Session) -> None:
-        _uv_sync(session, "--package", dist, "--group", "test", "--no-editable")
-        _pytest(session, folder)
-
-    _session.__doc__ = f"{dist} alone (with what it declares), runs tests/{folder}."
+def _session_name(folder: str) -> str:
+    return "tests-" + folder.replace("_", "-")
 
 
-for _dist in DISTRIBUTIONS:
-    if _dist != CORE:
-        _backend_session(_dist)
+def _tests_locked(session: nox.Session, folder: str) -> None:
+    dist, extras = TEST_SESSIONS[folder]
+    extra_args = [arg for extra in extras for arg in ("--extra", extra)]
+    _uv_sync(session, "--package", dist, *extra_args, "--group", "test", "--no-editable")
+    _compatibility(session, folder, "locked", "record")
+    _pytest(session, folder)
+    _compatibility(session, folder, "locked", "check")
+
+
+def _tests_lowest(session: nox.Session, folder: str) -> None:
+    dist, extras = TEST_SESSIONS[folder]
+    members, requirements = nox_matrix.closure(ROOT, dist, extras)
+    wheels = Path(session.create_tmp()).resolve() / "wheels"
+    shutil.rmtree(wheels, ignore_errors=True)
+    for member in members:
+        session.run(
+            "uv", "build", "--package", member, "--no-sources", "--wheel", "--quiet",
+            "--out-dir", str(wheels), external=True,
+        )  # fmt: skip
+    ours = [_wheel_requirement(wheels, m, members[m]) for m in members]
+    tools = nox_matrix.locked_test_tools(ROOT, exclude=requirements)
+    session.run_install(
+        "uv", "pip", "install", "--python", _python(session), "--resolution", "lowest-direct",
+        *ours, *requirements, *tools, external=True,
+    )  # fmt: skip
+    _compatibility(session, folder, "lowest", "record")
+    _pytest(session, folder, "-m", "lowest")
+    _compatibility(session, folder, "lowest", "check")
+
+
+def _wheel_requirement(folder: Path, dist: str, extras: list[str]) -> str:
+    """``name[extras] @ file://…whl``: the wheel just built, never a same-named index release."""
+    (wheel,) = folder.glob(dist.replace("-", "_") + "-*.whl")
+    return (
+        f"{dist}[{','.join(extras)}] @ {wheel.as_uri()}" if extras else f"{dist} @ {wheel.as_uri()}"
+    )
+
+
+def _python(session: nox.Session) -> str:
+    return str(Path(session.virtualenv.location) / "bin" / "python")
+
+
+def _compatibility(session: nox.Session, folder: str, resolution: str, command: str) -> None:
+    """scripts/compatibility.py in this cell's venv: ``record`` what it installed (before the
+    tests) or ``check`` docs/compatibility.md against that record (after them)."""
+    dist, extras = TEST_SESSIONS[folder]
+    name = _session_name(folder)
+    args = ["--session", name, "--resolution", resolution]
+    if command == "record":
+        requirements = nox_matrix.closure(ROOT, dist, extras)[1]
+        packages = nox_matrix.requirement_names(requirements)
+        args += ["--packages", *packages, "--requirements", *requirements]
+    script = str(ROOT / "scripts" / "compatibility.py")
+    if command == "check" and os.environ.get("PIPEKIT_COMPAT_WRITE"):
+        session.run("python", script, "write")  # regenerate the table first (a developer's run)
+    session.run("python", script, command, *args)
+
+
+def _test_session(folder: str) -> None:
+    dist = TEST_SESSIONS[folder][0]
+
+    def _session(session: nox.Session, resolution: str) -> None:
+        if resolution == "locked":
+            _tests_locked(session, folder)
+        else:
+            _tests_lowest(session, folder)
+
+    what = (
+        "core alone"
+        if folder == "core"
+        else f"{dist}" + (" + extras" if folder == "core_jax" else "")
+    )
+    _session.__doc__ = f"{what}, locked or lowest versions (the matrix); runs tests/{folder}."
+    parametrized = nox.parametrize("resolution", RESOLUTIONS, ids=RESOLUTIONS)(_session)
+    nox.session(name=_session_name(folder), python=PYTHONS, tags=["ci"])(parametrized)
+
+
+for _folder in TEST_SESSIONS:
+    _test_session(_folder)
 
 
 @nox.session(tags=["ci"])

@@ -36,8 +36,19 @@ def compiles() -> Iterator[list[str]]:
     try:
         yield seen
     finally:
+        _unregister(mon, on_duration, on_event)
+
+
+def _unregister(mon: Any, on_duration: Callable[..., None], on_event: Callable[..., None]) -> None:
+    """``jax.monitoring``'s public unregister calls (JAX 0.9+), or JAX 0.8's by-callback ones."""
+    if hasattr(mon, "unregister_event_duration_listener"):
         mon.unregister_event_duration_listener(on_duration)
         mon.unregister_event_listener(on_event)
+        return
+    from jax._src import monitoring as src  # JAX 0.8, the floor: no public unregister yet
+
+    src._unregister_event_duration_listener_by_callback(on_duration)
+    src._unregister_event_listener_by_callback(on_event)
 
 
 def assert_refused_before_compiling(

@@ -35,7 +35,9 @@ from pipekit_train._checksum import (
     shard_record,
     verify_record,
 )
+from pipekit_train._declared import supported
 from pipekit_train.engine._orbax_files import CHECKSUM_ITEM, read_records
+from pipekit_train.errors import BackendNotInstalledError
 
 # ``read_records`` (reading a step's records) is core's, jax-free: ``inspect`` uses it too.
 
@@ -43,10 +45,31 @@ __all__ = [
     "ITEM",
     "ChecksumHandler",
     "ChecksumSave",
+    "check_orbax_api",
     "marker",
     "read_records",
     "verify_item",
 ]
+
+#: Orbax's commit-future API, which the background checksum write needs (not a public,
+#: stable part of Orbax: core's range caps orbax-checkpoint at the newest minor tested).
+ORBAX_API = ("CommitFutureAwaitingContractedSignals", "Future")
+
+
+def check_orbax_api() -> None:
+    """Raise ``BackendNotInstalledError`` naming the supported Orbax range if the API is gone."""
+    missing = [name for name in ORBAX_API if not hasattr(future, name)]
+    if missing:
+        wanted = supported("pipekit-train-core", "orbax-checkpoint")
+        raise BackendNotInstalledError(
+            f"pipekit_train.jax writes its checkpoint checksums through Orbax's commit-future "
+            f"API, which the installed orbax-checkpoint lacks "
+            f"(orbax.checkpoint.future.{', '.join(missing)}). This pipekit-train-core supports "
+            f"{wanted} (docs/compatibility.md): pip install '{wanted}'"
+        )
+
+
+check_orbax_api()
 
 #: The name of the checksum item in a step folder.
 ITEM = CHECKSUM_ITEM

@@ -14,6 +14,7 @@ import os
 import sys
 from types import ModuleType
 
+from pipekit_train._declared import supported
 from pipekit_train.errors import BackendNotInstalledError, ConfigError
 
 __all__ = ["import_keras"]
@@ -26,12 +27,48 @@ _FIX = (
 )
 
 
+# The modules of Keras' other backends: missing one of these is a KERAS_BACKEND problem.
+_OTHER_BACKENDS = ("tensorflow", "torch", "openvino")
+
+
+def _import_failure(exc: ImportError) -> BackendNotInstalledError | ConfigError:
+    """The error for a failed ``import keras``, naming its real cause.
+
+    Keras itself missing, or a module Keras needs (``packaging``, ``ml_dtypes``, …) missing,
+    is an install problem (``BackendNotInstalledError`` with the module's name); only a missing
+    module of another Keras backend means Keras is configured for that backend.
+    """
+    missing = getattr(exc, "name", None) or ""
+    top = missing.split(".")[0]
+    if top == "keras":
+        return BackendNotInstalledError(
+            "the keras backend needs Keras 3: pip install pipekit-train-keras"
+        )
+    if top in _OTHER_BACKENDS:
+        return ConfigError(
+            f"importing Keras failed ({exc}): Keras is configured for its {top!r} backend, "
+            f"which is not installed; {_FIX}",
+            field="backend",
+        )
+    if missing:
+        return BackendNotInstalledError(
+            f"importing Keras failed: the module {missing!r}, which Keras needs, is not "
+            f"installed ({type(exc).__name__}: {exc}). Install it (pip install {top}), or "
+            f"reinstall Keras with its dependencies: pip install --force-reinstall "
+            f"'{supported('pipekit-train-keras', 'keras')}'"
+        )
+    return BackendNotInstalledError(
+        f"importing Keras failed ({type(exc).__name__}: {exc}); reinstall it: pip install "
+        f"--force-reinstall '{supported('pipekit-train-keras', 'keras')}'"
+    )
+
+
 def import_keras() -> ModuleType:
     """Import Keras on its JAX backend and return the module.
 
     Raises ``ConfigError`` with the fix when ``KERAS_BACKEND`` names another backend
-    or Keras was already imported on one, and ``BackendNotInstalledError`` when Keras
-    is missing.
+    or Keras was already imported on one, and ``BackendNotInstalledError`` when Keras,
+    or a module Keras needs, is missing (:func:`_import_failure`).
     """
     if "keras" not in sys.modules:
         chosen = os.environ.get("KERAS_BACKEND")
@@ -50,15 +87,7 @@ def import_keras() -> ModuleType:
     try:
         import keras
     except ImportError as exc:
-        if getattr(exc, "name", None) == "keras":
-            raise BackendNotInstalledError(
-                "the keras backend needs Keras 3: pip install pipekit-train-keras"
-            ) from exc
-        raise ConfigError(
-            f"importing Keras failed ({exc}); Keras is configured for a backend that is not "
-            f"installed; {_FIX}",
-            field="backend",
-        ) from exc
+        raise _import_failure(exc) from exc
     actual = keras.backend.backend()
     if actual != "jax":
         raise ConfigError(

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pipekit_train._declared import supported
 from pipekit_train.errors import BackendNotInstalledError
 
 from ._env import import_keras
@@ -149,11 +150,12 @@ def check_private_api(keras: Any) -> None:
     missing = missing_private_api(keras)
     if missing:
         version = getattr(keras, "__version__", "?")
+        wanted = supported("pipekit-train-keras", "keras")
         raise BackendNotInstalledError(
-            f"pipekit-train-keras relies on Keras internals that Keras {version} no longer "
-            f"has: {', '.join(missing)} (see pipekit_train.adapters.keras._private). Install "
-            "a Keras this backend supports (the Keras 3 it was tested with: pip install "
-            "'keras==3.15.*'), or upgrade pipekit-train-keras"
+            f"pipekit-train-keras relies on Keras internals that Keras {version} does not "
+            f"have: {', '.join(missing)} (see pipekit_train.adapters.keras._private). This "
+            f"pipekit-train-keras supports {wanted}, the Keras versions its test matrix runs "
+            f"(docs/compatibility.md): pip install '{wanted}'"
         )
 
 
