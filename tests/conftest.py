@@ -26,7 +26,6 @@ LOWEST: dict[str, tuple[str, ...]] = {
         "test_mcmc_resume_after_sigkill_is_bit_identical.py",
         "test_svi_resume_after_sigkill_is_bit_identical.py",
         "test_numpyro_bad_inputs_refused_before_compiling.py",
-        "test_mcmc_draws_equal_numpyro_mcmc_run.py",
     ),
     "blackjax": (
         "test_blackjax_eight_schools_example_runs_through_the_cli_and_its_op_reloads.py",

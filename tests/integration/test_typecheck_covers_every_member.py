@@ -24,8 +24,15 @@ def _stub_nox() -> types.ModuleType:
             return args[0]
         return lambda fn: fn
 
+    def parametrize(*args: Any, **kwargs: Any) -> Any:
+        return lambda fn: fn
+
     return types.SimpleNamespace(  # type: ignore[return-value]
-        needs_version="", options=types.SimpleNamespace(), session=session, Session=object
+        needs_version="",
+        options=types.SimpleNamespace(),
+        session=session,
+        parametrize=parametrize,
+        Session=object,
     )
 
 
