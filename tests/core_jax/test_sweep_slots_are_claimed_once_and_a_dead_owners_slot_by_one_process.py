@@ -22,19 +22,30 @@ claims.close()
 print(json.dumps(got))
 """
 
+# Every adopter stays alive until all have tried: one that adopted and exited would leave its
+# own slot to a dead owner again, which a slower adopter would then rightly adopt.
 ADOPTER = """
-import json, sys
+import json, os, pathlib, sys, time
 from pipekit_train.sweep._claims import Claims
 claims = Claims(sys.argv[1], "s", grace_s=600)
 slot = claims.adopt_stale()
+print(json.dumps(None if slot is None else [slot.index, slot.trial_number]), flush=True)
+n = int(sys.argv[2])
+barrier = pathlib.Path(sys.argv[1].removeprefix("sqlite:///")).parent / f"tried-{n}"
+barrier.mkdir(exist_ok=True)
+(barrier / str(os.getpid())).touch()
+deadline = time.monotonic() + 100
+while len(list(barrier.iterdir())) < n and time.monotonic() < deadline:
+    time.sleep(0.05)
 claims.close()
-print(json.dumps(None if slot is None else [slot.index, slot.trial_number]))
 """
 
 
 def _run_all(code: str, url: str, n: int) -> list[object]:
     procs = [
-        subprocess.Popen([sys.executable, "-c", code, url], stdout=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", code, url, str(n)], stdout=subprocess.PIPE, text=True
+        )
         for _ in range(n)
     ]
     outs = [p.communicate(timeout=120)[0] for p in procs]
