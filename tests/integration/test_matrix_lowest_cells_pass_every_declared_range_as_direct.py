@@ -82,11 +82,21 @@ def test_a_stale_table_fails_the_check(capsys: pytest.CaptureFixture[str]) -> No
     assert compatibility.check(rec) == 1
     assert "jax: installed 0.0.1" in capsys.readouterr().err
     rec = _record("tests-equinox", "lowest")
-    rec["python"] = "3.99"
-    assert compatibility.check(rec) == 1  # a cell with no column is stale too
+    rec["session"] = "tests-no-such-dist"
+    assert compatibility.check(rec) == 1  # a session with no table is stale too
     rec = _record("tests-equinox", "lowest")
     rec["declared"]["jax"] = ">=0.1"
     assert compatibility.check(rec) == 1
+
+
+def test_a_python_the_table_has_not_seen_is_said_and_passes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    rec = _record("tests-equinox", "lowest")
+    rec["python"] = "3.13"
+    rec["versions"]["jax"] = "0.0.1"  # not compared: the table has no Python 3.13 column
+    assert compatibility.check(rec) == 0
+    assert "no 'lowest · Python 3.13' column" in capsys.readouterr().out
 
 
 def test_declared_ranges_are_read_by_whole_name() -> None:
