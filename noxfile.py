@@ -111,8 +111,6 @@ TEST_SESSIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     **{folder: (dist, ()) for dist, folder in DISTRIBUTIONS.items() if dist != CORE},
 }
 
-MATRIX_REPORT_DIR = ROOT / ".nox" / "matrix"
-
 
 def _session_name(folder: str) -> str:
     return "tests-" + folder.replace("_", "-")
