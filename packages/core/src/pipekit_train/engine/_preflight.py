@@ -82,9 +82,11 @@ class _LightSpecs:
 
 def light_option_specs(module: str) -> _LightSpecs | None:
     """The option specs of the backend whose adapter is ``module``, from its light module
-    ``pipekit_train.adapters._<name>_options`` (``None`` when it ships none)."""
+    ``pipekit_train.adapters._<name>_options`` (``None`` when it ships none). A third-party
+    backend registered as a top-level package ``pkg`` ships it as the top-level module
+    ``_pkg_options`` (a sibling, so importing it does not import the adapter)."""
     head, _, name = module.rpartition(".")
-    light = f"{head}._{name}_options"
+    light = f"{head}._{name}_options" if head else f"_{name}_options"
     try:
         mod = importlib.import_module(light)
     except ModuleNotFoundError as e:
