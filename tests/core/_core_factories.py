@@ -57,3 +57,13 @@ def make_needs_width(width: int) -> dict[str, int]:
 
 
 NOT_CALLABLE = {"x": [1.0], "y": [2.0]}
+
+
+class SelfContainedTask:
+    """A task that brings its own target (a raw log density would): it needs no dataset."""
+
+    needs_dataset = False
+
+
+def make_self_contained_task() -> SelfContainedTask:
+    return SelfContainedTask()

@@ -169,7 +169,9 @@ class TrainingLoop:
     def _validate(self) -> None:
         # A task that brings its own target (a raw log density) says so with
         # ``needs_dataset = False``; its backend still refuses a sampler that needs data.
-        if self.dataset is None and getattr(self.task, "needs_dataset", True):
+        # A task given as an import string (YAML) is asked once it is built (``resolved``).
+        task_unknown = isinstance(self.task, FactoryRef)
+        if self.dataset is None and not task_unknown and getattr(self.task, "needs_dataset", True):
             raise ConfigError(
                 "TrainingLoop.dataset is required: give {'x': X, 'y': Y}, (X, Y), an indexable "
                 "of records, or a grain.MapDataset",

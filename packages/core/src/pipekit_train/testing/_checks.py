@@ -391,7 +391,7 @@ _LOAD_SCRIPT = """\
 import json, sys
 sys.path.insert(0, {markers!r})
 from importlib import import_module
-from pipekit_train.errors import UntrustedCodeError
+from pipekit_train.errors import PipekitError
 cls = getattr(import_module({module!r}), {qualname!r})
 before = set(sys.modules)
 outcomes = []
@@ -399,8 +399,8 @@ for folder in {folders!r}:
     try:
         cls.load(folder)
         outcomes.append("loaded")
-    except UntrustedCodeError as exc:
-        outcomes.append("refused: " + str(exc))
+    except PipekitError as exc:
+        outcomes.append("refused: " + type(exc).__name__ + ": " + str(exc))
     except Exception as exc:
         outcomes.append("failed: " + type(exc).__name__ + ": " + str(exc))
 print(json.dumps({{"modules": sorted(set(sys.modules) - before), "outcomes": outcomes}}))
@@ -414,7 +414,8 @@ def operator_saves_and_loads_without_importing_recorded_code(
     """The trained operator saves to a folder and its class loads it back (given the case's
     ``load_kwargs``, the user's own code where the structure is code): outputs on the case's
     ``op_inputs`` equal bit for bit. In a fresh process, ``load(folder)`` with nothing else
-    either loads or refuses with ``UntrustedCodeError``, and imports no module named by an
+    either loads or refuses with a ``PipekitError`` (``UntrustedCodeError``: the folder names
+    code; ``ConfigError``: pass the structure), and imports no module named by an
     import string recorded in the folder's JSON files — also after every such string is
     rewritten to name a module whose import would leave a marker file."""
     fin = finished(case)

@@ -54,8 +54,8 @@ class CliRun:
         return f"exit {self.returncode}; stderr ends:\n{self.stderr[-3000:]}"
 
 
-_FINISHED: dict[tuple[str, str], Finished] = {}
-_REFERENCE: dict[tuple[str, str], CliRun] = {}
+_FINISHED: dict[tuple[str, str], Finished | BaseException] = {}
+_REFERENCE: dict[tuple[str, str], CliRun | BaseException] = {}
 _ROOT: list[Path] = []
 
 
@@ -75,9 +75,13 @@ def finished(case: BackendCase) -> Finished:
     if key not in _FINISHED:
         run_dir = Path(tempfile.mkdtemp(prefix="finished-", dir=_root())) / "run"
         events, writer = EventLog(), RowLog()
-        op, info = case.loop(run_dir, callbacks=[events], metric_writer=writer).run()
+        try:
+            op, info = case.loop(run_dir, callbacks=[events], metric_writer=writer).run()
+        except Exception as exc:  # kept: the next check says so without running it again
+            _FINISHED[key] = exc
+            raise
         _FINISHED[key] = Finished(run_dir, op, info, events, writer)
-    return _FINISHED[key]
+    return _shared(_FINISHED[key], "the run to the end in this process")
 
 
 def reference(case: BackendCase) -> CliRun:
@@ -87,9 +91,18 @@ def reference(case: BackendCase) -> CliRun:
         folder = Path(tempfile.mkdtemp(prefix="reference-", dir=_root()))
         run = run_yaml(case, folder)
         if run.returncode != 0 or run.info is None:
-            raise AssertionError(f"the uninterrupted reference run failed: {run.failure()}")
+            failed = AssertionError(f"the uninterrupted reference run failed: {run.failure()}")
+            _REFERENCE[key] = failed
+            raise failed
         _REFERENCE[key] = run
-    return _REFERENCE[key]
+    return _shared(_REFERENCE[key], "the uninterrupted reference run")
+
+
+def _shared(value: Any, what: str) -> Any:
+    """A shared run, or the error it failed with (raised again, not run again)."""
+    if isinstance(value, BaseException):
+        raise AssertionError(f"{what} failed earlier: {type(value).__name__}: {value}")
+    return value
 
 
 def subprocess_env(case: BackendCase) -> dict[str, str]:

@@ -1,0 +1,59 @@
+"""The Lightning backend's case for the contract kit (``pipekit_train.testing``).
+
+A dropout MLP (so the checks see the RNG stream as well as the data order) on 96
+generated rows, 16 steps on the CPU; every object field an import string, so the kit can
+run it through ``pipekit-train run``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from _lightning_helpers import data
+
+from pipekit_train import TrainingLoop
+from pipekit_train.testing import BackendCase
+
+CASE = BackendCase(
+    backend="lightning",
+    make_loop="_lightning_contract:make_loop",
+    op_inputs="_lightning_contract:op_inputs",
+    op_load_kwargs="_lightning_contract:load_kwargs",
+    bad_options={"accelerator": 7, "precision": "13-true"},
+)
+
+
+def make_module() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.Sequential(
+        torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Dropout(0.2), torch.nn.Linear(16, 3)
+    )
+
+
+def make_data() -> dict[str, np.ndarray]:
+    return data()
+
+
+def op_inputs() -> np.ndarray:
+    return data(5, seed=3)["x"]
+
+
+def load_kwargs() -> dict[str, Any]:
+    """What a user passes to ``TorchModelOp.load``: their own module's structure."""
+    return {"like": make_module}
+
+
+def make_loop() -> TrainingLoop:
+    return TrainingLoop(
+        model_op="_lightning_contract:make_module",
+        dataset="_lightning_contract:make_data",
+        loss="cross_entropy",
+        batch_size=16,
+        max_steps=16,
+        seed=3,
+        optimizer_config={"name": "adamw", "lr": 1e-2},
+        backend="lightning",
+        backend_options={"accelerator": "cpu"},
+    )
