@@ -1,7 +1,8 @@
 """Whether JAX compiled anything while a block ran, seen through ``jax.monitoring``.
 
-``compiles()`` yields a list that collects every XLA compilation (``backend_compile``), MLIR
-lowering and persistent-cache hit JAX reports while the block runs; abstract tracing
+``compiles()`` (the contract kit's, ``pipekit_train.testing``) yields a list that collects
+every XLA compilation (``backend_compile``), MLIR lowering and persistent-cache hit JAX
+reports while the block runs; abstract tracing
 (``jax.eval_shape``) reports none. The bad-input tests assert it stays empty, and each of
 their files has a positive control: a good run fills it. ``assert_refused_before_compiling``
 is their one assertion: the error, its field, no compilation, ``checkpoint_dir`` untouched.
@@ -9,46 +10,15 @@ is their one assertion: the error, its field, no compilation, ``checkpoint_dir``
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pipekit_train.testing import compiles
 
-@contextlib.contextmanager
-def compiles() -> Iterator[list[str]]:
-    import jax.monitoring as mon
-
-    seen: list[str] = []
-
-    def on_duration(name: str, secs: float, **kw: Any) -> None:
-        if "backend_compile" in name or "mlir" in name:
-            seen.append(name)
-
-    def on_event(name: str, **kw: Any) -> None:
-        if "cache_hit" in name:
-            seen.append(name)
-
-    mon.register_event_duration_secs_listener(on_duration)
-    mon.register_event_listener(on_event)
-    try:
-        yield seen
-    finally:
-        _unregister(mon, on_duration, on_event)
-
-
-def _unregister(mon: Any, on_duration: Callable[..., None], on_event: Callable[..., None]) -> None:
-    """``jax.monitoring``'s public unregister calls (JAX 0.9+), or JAX 0.8's by-callback ones."""
-    if hasattr(mon, "unregister_event_duration_listener"):
-        mon.unregister_event_duration_listener(on_duration)
-        mon.unregister_event_listener(on_event)
-        return
-    from jax._src import monitoring as src  # JAX 0.8, the floor: no public unregister yet
-
-    src._unregister_event_duration_listener_by_callback(on_duration)
-    src._unregister_event_listener_by_callback(on_event)
+__all__ = ["assert_refused_before_compiling", "compiles"]
 
 
 def assert_refused_before_compiling(

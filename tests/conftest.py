@@ -10,39 +10,35 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 # The tests a `lowest` cell of the nox matrix runs (`pytest -m lowest`; see noxfile.py): per
-# backend folder, at least the README example, a real-SIGKILL bit-identical resume, a bad option
-# refused before compiling, and an operator saved and loaded. Folders not named here (core,
+# backend folder, at least the README example and the backend contract kit
+# (`pipekit_train.testing`: a real-SIGKILL bit-identical resume, bad options refused before
+# compiling, an operator saved and loaded as data, ...). Folders not named here (core,
 # core_jax, bayes) run whole in their lowest cells. A name that matches no file fails the run.
 LOWEST: dict[str, tuple[str, ...]] = {
     "equinox": (
         "test_eqx_yaml_example_runs_through_the_cli.py",
-        "test_eqx_resume_after_sigkill_is_bit_identical.py",
-        "test_eqx_bad_backend_options_raise_config_error.py",
+        "test_eqx_passes_the_backend_contract.py",
         "test_eqx_trained_op_calls_saves_and_loads.py",
-        "test_eqx_bit_flipped_newest_checkpoint_is_quarantined_and_resume_is_bit_identical.py",
     ),
     "numpyro": (
         "test_examples_run_as_python_and_yaml.py",
-        "test_mcmc_resume_after_sigkill_is_bit_identical.py",
-        "test_svi_resume_after_sigkill_is_bit_identical.py",
+        "test_numpyro_backends_pass_the_backend_contract.py",
         "test_numpyro_bad_inputs_refused_before_compiling.py",
     ),
     "blackjax": (
         "test_blackjax_eight_schools_example_runs_through_the_cli_and_its_op_reloads.py",
-        "test_sigkill_then_rerun_gives_bit_identical_draws.py",
+        "test_blackjax_passes_the_backend_contract.py",
         "test_blackjax_bad_inputs_refused_before_compiling.py",
     ),
     "lightning": (
         "test_lightning_yaml_example_runs_through_the_cli.py",
-        "test_lightning_resume_after_sigkill_mid_epoch_is_bit_identical.py",
+        "test_lightning_passes_the_backend_contract.py",
         "test_lightning_unknown_trainer_option_is_config_error.py",
-        "test_torch_op_load_never_imports_or_calls_a_recorded_factory.py",
     ),
     "keras": (
         "test_keras_digits_example_reaches_096_test_accuracy.py",
-        "test_keras_resume_after_sigkill_is_bit_identical.py",
+        "test_keras_passes_the_backend_contract.py",
         "test_keras_bad_inputs_refused_before_compiling.py",
-        "test_keras_model_op_calls_saves_and_loads.py",
         "test_keras_import_failure_names_the_missing_module.py",
     ),
 }

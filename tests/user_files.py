@@ -1,13 +1,18 @@
 """A folder of a user's own files, to prove that pipekit's pruning never deletes them.
 
 ``plant`` writes ``train_data_2019.csv`` and ``features.bin`` (issue 24's report) and
-returns their bytes; ``assert_untouched`` checks that each is still there, byte-identical.
+returns their bytes; ``assert_untouched`` checks that each is still there, byte-identical;
+``snapshot`` (the contract kit's) records a whole folder.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from pipekit_train.testing import snapshot
+
+__all__ = ["USER_FILES", "assert_untouched", "plant", "snapshot"]
 
 USER_FILES = {
     "train_data_2019.csv": b"id,value\n1,0.5\n2,0.25\n",
@@ -29,13 +34,3 @@ def assert_untouched(folder: Path, files: dict[str, bytes]) -> None:
     for name, data in files.items():
         assert (folder / name).is_file(), f"{name} was deleted or moved from {folder}"
         assert (folder / name).read_bytes() == data, f"{name} in {folder} was changed"
-
-
-def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
-    """Every file under ``folder`` (relative path → bytes, mtime in ns), folders as ``b""``:
-    equal before and after a refused run means the run touched nothing there."""
-    out: dict[str, tuple[bytes, int]] = {}
-    for path in sorted(folder.rglob("*")):
-        rel = str(path.relative_to(folder))
-        out[rel] = (path.read_bytes() if path.is_file() else b"", path.stat().st_mtime_ns)
-    return out

@@ -2,8 +2,8 @@
 
 NUTS on the raw regression posterior of ``_bjx_helpers`` (its log prior plus the
 log-likelihood of its 64 rows, as one log density), 8 warmup + 8 draws, one chain, with
-``predict_fn`` so the operator predicts. Every object field is an import string, so the kit can run it through
-``pipekit-train run``.
+``predict_fn`` so the operator predicts. Every object field is an import string, so the kit
+can run it through ``pipekit-train run``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from _bjx_helpers import logprior, loglik, predict_linear, regression_data
+from _bjx_helpers import loglik, logprior, predict_linear, regression_data
 
 from pipekit_train import TrainingLoop
 from pipekit_train.adapters.blackjax import BlackjaxTask

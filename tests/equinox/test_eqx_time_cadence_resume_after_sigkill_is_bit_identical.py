@@ -12,8 +12,9 @@ import signal
 from pathlib import Path
 
 import pytest
-from test_eqx_resume_after_sigkill_is_bit_identical import _assert_same_bits, _summary
-from test_eqx_resume_after_sigkill_is_bit_identical import _run as _run_steps
+from _resume_runs import assert_same_bits as _assert_same_bits
+from _resume_runs import run_worker as _run_steps
+from _resume_runs import summary as _summary
 
 
 @pytest.fixture(autouse=True)

@@ -1,8 +1,10 @@
 """Running ``_svi_resume_worker.py`` in subprocesses: to the end, or SIGKILLed at a pause.
 
-Shared by the SVI SIGKILL resume tests (map-style data and a ``grain.IterDataset``). Every
-process runs with the same ``PYTHONHASHSEED`` (see
-``test_svi_resume_after_sigkill_is_bit_identical.py`` for why).
+Used by the SVI resume test over a ``grain.IterDataset`` (map-style data is the contract kit's
+SIGKILL check). Every process runs with the same ``PYTHONHASHSEED``: NumPyro's ``Trace_ELBO``
+sums the sites' log-densities in the order of a Python ``set`` of site names, so under hash
+randomisation two uninterrupted runs in fresh processes differ in the last bit of some
+steps' losses (the params stay bit-identical); ``docs/decisions.md`` records it.
 """
 
 from __future__ import annotations

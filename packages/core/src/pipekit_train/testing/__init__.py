@@ -26,11 +26,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-
 from ._callbacks import EventLog, RowLog, SignalAt
 from ._case import BackendCase
 from ._checks import CHECKS, Check, ContractFailure
 from ._compiles import compiles
+from ._files import biggest_data_file, flip_bytes, snapshot
 
 __all__ = [
     "CHECKS",
@@ -42,8 +42,11 @@ __all__ = [
     "RowLog",
     "SignalAt",
     "backend_checks",
+    "biggest_data_file",
     "check_backend",
     "compiles",
+    "flip_bytes",
+    "snapshot",
 ]
 
 
@@ -106,5 +109,3 @@ def check_backend(
         names = ", ".join(f.check for f in failures)
         detail = "\n".join(f"- {f}" for f in failures)
         raise ContractFailure(names, case.backend, f"{len(failures)} check(s) failed:\n{detail}")
-
-

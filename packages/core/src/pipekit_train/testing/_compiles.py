@@ -27,13 +27,13 @@ def compiles() -> Iterator[list[str]]:
         return
     import jax.monitoring as mon
 
-    def on_duration(name: str, secs: float, **kw: Any) -> None:
-        if "backend_compile" in name or "mlir" in name:
-            seen.append(name)
+    def on_duration(event: str, duration_secs: float, **kwargs: str | int) -> None:
+        if "backend_compile" in event or "mlir" in event:
+            seen.append(event)
 
-    def on_event(name: str, **kw: Any) -> None:
-        if "cache_hit" in name:
-            seen.append(name)
+    def on_event(event: str, **kwargs: str | int) -> None:
+        if "cache_hit" in event:
+            seen.append(event)
 
     mon.register_event_duration_secs_listener(on_duration)
     mon.register_event_listener(on_event)
@@ -51,5 +51,5 @@ def _unregister(mon: Any, on_duration: Callable[..., None], on_event: Callable[.
         return
     from jax._src import monitoring as src  # JAX 0.8, the floor: no public unregister yet
 
-    src._unregister_event_duration_listener_by_callback(on_duration)
-    src._unregister_event_listener_by_callback(on_event)
+    src._unregister_event_duration_listener_by_callback(on_duration)  # type: ignore[attr-defined]
+    src._unregister_event_listener_by_callback(on_event)  # type: ignore[attr-defined]

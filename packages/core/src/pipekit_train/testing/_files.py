@@ -16,6 +16,7 @@ __all__ = [
     "snapshot",
     "committed_steps",
     "newest_data_file",
+    "biggest_data_file",
     "flip_bytes",
     "bit_differences",
 ]
@@ -57,19 +58,25 @@ def newest_data_file(run_dir: Path) -> tuple[int, Path, Path]:
         raise AssertionError(f"no committed checkpoint in {run_dir}")
     step = files.steps()[-1]
     main = files.step_paths(step)[0]
-    if main.is_file():
-        return step, main, main
+    return step, main, biggest_data_file(main)
+
+
+def biggest_data_file(step_path: Path) -> Path:
+    """The biggest file of a step that holds array values: the step file itself (a Lightning
+    ``step-*.pt``), or the biggest array chunk of an Orbax step folder (state or trace)."""
+    if step_path.is_file():
+        return step_path
     candidates = [
         p
-        for p in main.rglob("*")
+        for p in step_path.rglob("*")
         if p.is_file()
         and p.name not in _NOT_DATA
         and "array_metadatas" not in p.parts
         and not p.name.endswith((".txt", ".json"))
     ]
     if not candidates:
-        raise AssertionError(f"no array data file in {main}")
-    return step, main, max(candidates, key=lambda p: p.stat().st_size)
+        raise AssertionError(f"no array data file in {step_path}")
+    return max(candidates, key=lambda p: p.stat().st_size)
 
 
 def flip_bytes(path: Path, count: int = 8) -> None:

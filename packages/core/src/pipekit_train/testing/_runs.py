@@ -50,6 +50,13 @@ class CliRun:
     stderr: str
     info: dict[str, Any] | None
 
+    @property
+    def report(self) -> dict[str, Any]:
+        """``backend_info`` as the run wrote it (``--info-json``); a run that wrote none fails."""
+        if self.info is None:
+            raise AssertionError(f"the run wrote no backend_info: {self.failure()}")
+        return self.info
+
     def failure(self) -> str:
         return f"exit {self.returncode}; stderr ends:\n{self.stderr[-3000:]}"
 
@@ -106,8 +113,14 @@ def _shared(value: Any, what: str) -> Any:
 
 
 def subprocess_env(case: BackendCase) -> dict[str, str]:
-    """This interpreter's import path and the case's variables, for a fresh process."""
+    """This interpreter's import path and the case's variables, for a fresh process.
+
+    Every fresh process gets the same ``PYTHONHASHSEED`` (0 unless set): a library that sums
+    terms in the order of a ``set`` of names (NumPyro's ``Trace_ELBO``) otherwise differs in
+    the last bit between two processes, and the checks compare processes bit for bit.
+    """
     env = dict(os.environ)
+    env.setdefault("PYTHONHASHSEED", "0")
     paths = [p for p in sys.path if p and Path(p).exists()]
     if env.get("PYTHONPATH"):
         paths.append(env["PYTHONPATH"])
