@@ -5,16 +5,23 @@ from its submodule on first access:
 
 - ``resolve_optimizer``, ``current_learning_rate``, ``validate_optimizer_config``
   (``.optim``) — ``optimizer_config`` → optax;
-- ``resolve_loss``, ``is_classification`` (``.losses``) —
+- ``resolve_loss``, ``resolve_accuracy``, ``is_classification`` (``.losses``) —
   the JAX implementations of the loss names;
+- ``own_optimizer`` — a user's own optax object as ``optimizer_config``, checked and given
+  an identity for the resume guard;
 - ``GrainBatchIterator`` (``.data``) — the engine's batch order read by Grain worker
   processes (the order itself, ``BatchSource`` / ``BatchIterator``, and the dataset
   forms are backend-neutral: :mod:`pipekit_train.engine`);
-- ``Checkpointer``, ``inspect_checkpoints`` (``.checkpoint``) — the Orbax glue;
-- ``build_program``, ``Program``, ``Phase`` (``.program``) — a backend's pure
-  step → the driver's fused, donated, key-folded compiled calls;
+- ``Checkpointer``, ``checkpointer_for``, ``inspect_checkpoints`` (``.checkpoint``) — the
+  Orbax glue, with core's resume policy and guard;
+- ``build_program``, ``run_program``, ``Program``, ``Phase`` (``.program``) — a backend's
+  pure step → the driver's fused, donated, key-folded compiled calls, run;
+- ``jax_backend_info`` (``.report``) — the run report of ``docs/run-report.md``;
 - ``tree_structure_digest`` (``.structure``) — the resume guard's model digest;
-- ``enable_compilation_cache`` (``.compile_cache``).
+- ``enable_compilation_cache``, ``use_compilation_cache`` (``.compile_cache``).
+
+These are the names a backend outside this repository builds on (``docs/writing-a-backend.md``):
+public and kept stable within a minor version of ``pipekit-train-core``.
 
 ``JaxModelOp`` moved to the Equinox distribution (``pipekit_train.adapters.equinox``):
 asking for it here raises an ``AttributeError`` saying so, since core never imports
@@ -31,14 +38,20 @@ _LAZY: dict[str, str] = {
     "current_learning_rate": "optim",
     "validate_optimizer_config": "optim",
     "resolve_loss": "losses",
+    "resolve_accuracy": "losses",
     "is_classification": "losses",
     "GrainBatchIterator": "data",
     "Checkpointer": "checkpoint",
+    "checkpointer_for": "checkpoint",
     "inspect_checkpoints": "checkpoint",
     "enable_compilation_cache": "compile_cache",
+    "use_compilation_cache": "compile_cache",
     "build_program": "program",
+    "run_program": "program",
     "Program": "program",
     "Phase": "program",
+    "jax_backend_info": "report",
+    "own_optimizer": "_own_optax",
     "tree_structure_digest": "structure",
 }
 
