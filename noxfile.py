@@ -360,3 +360,55 @@ def bench(session: nox.Session) -> None:
     )
     env = {**TEST_ENV, "KERAS_BACKEND": os.environ.get("KERAS_BACKEND", "jax")}
     session.run("python", "benchmarks/run.py", *session.posargs, env=env)
+
+
+DOWNSTREAM = ROOT / "examples" / "downstream-backend"
+
+_FROM_THE_WHEELS = """\
+import sys, pipekit_train, pipekit_train_flax
+site = sys.argv[1]
+for module in (pipekit_train, pipekit_train_flax):
+    assert module.__file__.startswith(site), f"{module.__name__} imported from {module.__file__}"
+print("pipekit_train and pipekit_train_flax import from", site)
+"""
+
+
+@nox.session(python=PYTHONS, tags=["ci"])
+def downstream(session: nox.Session) -> None:
+    """A third-party backend outside the workspace (examples/downstream-backend, flax-nnx).
+
+    Core's wheel and the example's wheel are built with --no-sources and installed from their
+    files into a fresh venv, core's own dependencies held to uv.lock, the example's (flax)
+    resolved from the index within its declared ranges, pytest pinned as in uv.lock; then the
+    example's tests run against the installed wheels (no workspace source on sys.path).
+    Like the matrix, on every Python of PYTHONS this machine has.
+    """
+    wheels = Path(session.create_tmp()).resolve() / "downstream-wheels"
+    shutil.rmtree(wheels, ignore_errors=True)
+    for folder in (ROOT / "packages" / "core", DOWNSTREAM):
+        session.run(
+            "uv", "build", "--wheel", "--no-sources", "--quiet", str(folder),
+            "--out-dir", str(wheels), external=True,
+        )  # fmt: skip
+    constraints = wheels / "core-locked.txt"
+    session.run(
+        "uv", "export", "--frozen", "--package", CORE, "--extra", "jax", "--no-hashes",
+        "--no-emit-workspace", "--no-header", "--quiet", "--output-file", str(constraints),
+        external=True,
+    )  # fmt: skip
+    tools = nox_matrix.locked_test_tools(ROOT, exclude=[])
+    pytest_pin = [t for t in tools if nox_matrix.requirement_names([t]) == ["pytest"]]
+    session.run_install(
+        "uv", "pip", "install", "--python", _python(session), "--constraints", str(constraints),
+        _wheel_requirement(wheels, CORE, ["jax"]),
+        _wheel_requirement(wheels, "pipekit-train-flax", []),
+        *pytest_pin, external=True,
+    )  # fmt: skip
+    site = session.run(
+        "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", silent=True
+    )
+    session.run("python", "-c", _FROM_THE_WHEELS, str(site).strip())
+    session.run(
+        "pytest", str(DOWNSTREAM / "tests"), "-p", "no:cacheprovider", *session.posargs,
+        env=_test_env(session),
+    )  # fmt: skip

@@ -22,6 +22,13 @@ The contract:
 
 The protocol is ``runtime_checkable``: ``isinstance(x, Operator)`` checks that
 the three attributes exist (not their signatures).
+
+The trust rules every operator's ``load`` follows are public here, for backends outside this
+repository: :func:`check_trust` (the ``trusted=`` argument: ``True`` or module prefixes),
+:func:`resolve_recorded` (import a recorded ``"pkg.module:factory"`` only when trusted, else
+``UntrustedCodeError``), :func:`build_from_factory` (call a factory with the recorded
+keyword arguments) and :func:`is_import_string`. The contract kit checks them
+(``pipekit_train.testing``: ``operator_saves_and_loads_without_importing_recorded_code``).
 """
 
 from __future__ import annotations
@@ -29,7 +36,18 @@ from __future__ import annotations
 import os
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Operator"]
+from ._refs import is_import_string
+from ._trust import Trust, build_from_factory, check_trust, is_trusted, resolve_recorded
+
+__all__ = [
+    "Operator",
+    "Trust",
+    "build_from_factory",
+    "check_trust",
+    "is_import_string",
+    "is_trusted",
+    "resolve_recorded",
+]
 
 
 @runtime_checkable
