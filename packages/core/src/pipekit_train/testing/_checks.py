@@ -57,6 +57,8 @@ class Check:
             self.fn(case, Path(tmp_path))
         except ContractFailure:
             raise
+        except AssertionError as exc:
+            raise ContractFailure(self.name, case.backend, str(exc)) from exc
         except Exception as exc:
             raise ContractFailure(self.name, case.backend, f"{type(exc).__name__}: {exc}") from exc
 
