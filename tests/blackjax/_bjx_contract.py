@@ -12,17 +12,16 @@ from typing import Any
 
 import numpy as np
 from _bjx_helpers import loglik, logprior, predict_linear, regression_data
+from contract_cases import case
 
 from pipekit_train import TrainingLoop
 from pipekit_train.adapters.blackjax import BlackjaxTask
-from pipekit_train.testing import BackendCase
 
-CASE = BackendCase(
-    backend="blackjax",
-    make_loop="_bjx_contract:make_loop",
-    op_inputs="_bjx_contract:op_inputs",
-    op_load_kwargs="_bjx_contract:load_kwargs",
+CASE = case(
+    "blackjax",
+    __name__,
     bad_options={"sampler": "nuts-but-faster", "x64": "maybe"},
+    op_load_kwargs=f"{__name__}:load_kwargs",
 )
 
 

@@ -1,4 +1,6 @@
-"""Running ``_byo_worker.py`` in subprocesses and comparing what its runs leave behind."""
+"""Running the resume workers in subprocesses and comparing what their runs leave behind:
+``_byo_worker.py`` (the user's own optax object or data stream) and ``_resume_worker.py``
+(the dropout-MLP digits job, with a time cadence)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import numpy as np
 from _eqx_helpers import subprocess_env
 
 WORKER = Path(__file__).with_name("_byo_worker.py")
+RESUME_WORKER = Path(__file__).with_name("_resume_worker.py")
 
 
 def run_worker(
@@ -23,6 +26,21 @@ def run_worker(
         text=True,
         timeout=300,
         env=subprocess_env(JAX_PLATFORMS="cpu", PIPEKIT_TEST_JAX_CACHE=str(cache)),
+        cwd=str(WORKER.parent),
+    )
+
+
+def run_resume_worker(
+    tmp: Path, ckpt: str, out: str, k: int, kill_at: int, hook: str, cache: Path
+) -> subprocess.CompletedProcess[str]:
+    """``_resume_worker.py`` with ``k`` steps per call, killed at ``kill_at`` by ``hook``."""
+    return subprocess.run(
+        [sys.executable, str(RESUME_WORKER), str(tmp / ckpt), str(tmp / out), str(k)]
+        + [str(kill_at), hook],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=subprocess_env(PIPEKIT_TEST_JAX_CACHE=str(cache)),
         cwd=str(WORKER.parent),
     )
 

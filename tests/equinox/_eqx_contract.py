@@ -14,17 +14,16 @@ import jax
 import numpy as np
 from _eqx_helpers import IN, OUT
 from _eqx_helpers import make_data as _make_data
+from contract_cases import case, supervised_loop
 
 from pipekit_train import TrainingLoop
 from pipekit_train.adapters.equinox import JaxModelOp
-from pipekit_train.testing import BackendCase
 
-CASE = BackendCase(
-    backend="equinox",
-    make_loop="_eqx_contract:make_loop",
-    op_inputs="_eqx_contract:op_inputs",
-    op_load_kwargs="_eqx_contract:load_kwargs",
+CASE = case(
+    "equinox",
+    __name__,
     bad_options={"steps_per_call": 0, "resume": "sometimes"},
+    op_load_kwargs=f"{__name__}:load_kwargs",
 )
 
 
@@ -66,15 +65,4 @@ def op_inputs() -> np.ndarray:
 
 
 def make_loop() -> TrainingLoop:
-    options: dict[str, Any] = {"steps_per_call": 2}
-    return TrainingLoop(
-        model_op="_eqx_contract:make_model",
-        dataset="_eqx_contract:make_data",
-        loss="cross_entropy",
-        batch_size=16,
-        max_steps=16,
-        optimizer_config={"name": "adamw", "lr": 1e-2},
-        seed=3,
-        backend="equinox",
-        backend_options=options,
-    )
+    return supervised_loop("equinox", __name__, backend_options={"steps_per_call": 2})

@@ -17,16 +17,20 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
+from pathlib import Path
 
 import equinox as eqx
 import jax
 import numpy as np
 from sklearn.datasets import load_digits
 
-from pipekit_train import Callback, Checkpoint, TrainingLoop
-from pipekit_train.jax.checkpoint import read_state
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from resume_killer import Killer  # noqa: E402
+
+from pipekit_train import Checkpoint, TrainingLoop  # noqa: E402
+from pipekit_train.jax.checkpoint import read_state  # noqa: E402
 
 MAX_STEPS = 60
 
@@ -46,24 +50,17 @@ class DropoutMLP(eqx.Module):
         return self.layers[1](h)
 
 
-class Recorder(Callback):
-    """Records every step's loss; kills the process at the requested point."""
+class Recorder(Killer):
+    """Records every step's loss; kills the process at the requested point (``Killer``)."""
 
     def __init__(self, kill_at: int, hook: str) -> None:
-        self.kill_at, self.hook = kill_at, hook
+        super().__init__(kill_at, hook)
         self.losses: dict[int, float] = {}
 
     def on_step_end(self, loop, state) -> None:
         for step, loss in zip(state.window_steps, state.window["loss"], strict=True):
             self.losses[step] = float(loss)
-        if state.step == self.kill_at and self.hook == "step":
-            os.kill(os.getpid(), signal.SIGKILL)
-        if state.step == self.kill_at and self.hook == "sigterm":
-            os.kill(os.getpid(), signal.SIGTERM)
-
-    def on_checkpoint(self, loop, state, step) -> None:
-        if step == self.kill_at and self.hook == "checkpoint":
-            os.kill(os.getpid(), signal.SIGKILL)
+        super().on_step_end(loop, state)
 
 
 def _checkpoint() -> Checkpoint:

@@ -12,9 +12,9 @@ import signal
 from pathlib import Path
 
 import pytest
-from _resume_runs import assert_same_bits as _assert_same_bits
-from _resume_runs import run_worker as _run_steps
-from _resume_runs import summary as _summary
+from _byo_runs import assert_same_bits as _assert_same_bits
+from _byo_runs import run_resume_worker as _run_steps
+from _byo_runs import summary as _summary
 
 
 @pytest.fixture(autouse=True)

@@ -11,14 +11,13 @@ from typing import Any
 
 import numpy as np
 from _keras_helpers import digits, mlp
+from contract_cases import case, supervised_loop
 
 from pipekit_train import TrainingLoop
-from pipekit_train.testing import BackendCase
 
-CASE = BackendCase(
-    backend="keras",
-    make_loop="_keras_contract:make_loop",
-    op_inputs="_keras_contract:op_inputs",
+CASE = case(
+    "keras",
+    __name__,
     bad_options={"steps_per_execution": 0, "data_parallel": "sometimes"},
     env={"KERAS_BACKEND": "jax"},
 )
@@ -37,13 +36,4 @@ def op_inputs() -> np.ndarray:
 
 
 def make_loop() -> TrainingLoop:
-    return TrainingLoop(
-        model_op="_keras_contract:make_model",
-        dataset="_keras_contract:make_data",
-        loss="cross_entropy",
-        batch_size=16,
-        max_steps=16,
-        seed=3,
-        optimizer_config={"name": "adamw", "lr": 1e-2},
-        backend="keras",
-    )
+    return supervised_loop("keras", __name__)

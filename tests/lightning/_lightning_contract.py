@@ -12,20 +12,19 @@ from typing import Any
 import numpy as np
 import torch
 from _lightning_helpers import data
+from contract_cases import case, supervised_loop
 
 from pipekit_train import TrainingLoop
-from pipekit_train.testing import BackendCase
 
-CASE = BackendCase(
-    backend="lightning",
-    make_loop="_lightning_contract:make_loop",
-    op_inputs="_lightning_contract:op_inputs",
-    op_load_kwargs="_lightning_contract:load_kwargs",
+CASE = case(
+    "lightning",
+    __name__,
     bad_options={"accelerator": 7, "precision": "13-true"},
+    op_load_kwargs=f"{__name__}:load_kwargs",
 )
 
 
-def make_module() -> torch.nn.Module:
+def make_model() -> torch.nn.Module:
     torch.manual_seed(0)
     return torch.nn.Sequential(
         torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Dropout(0.2), torch.nn.Linear(16, 3)
@@ -42,18 +41,8 @@ def op_inputs() -> np.ndarray:
 
 def load_kwargs() -> dict[str, Any]:
     """What a user passes to ``TorchModelOp.load``: their own module's structure."""
-    return {"like": make_module}
+    return {"like": make_model}
 
 
 def make_loop() -> TrainingLoop:
-    return TrainingLoop(
-        model_op="_lightning_contract:make_module",
-        dataset="_lightning_contract:make_data",
-        loss="cross_entropy",
-        batch_size=16,
-        max_steps=16,
-        seed=3,
-        optimizer_config={"name": "adamw", "lr": 1e-2},
-        backend="lightning",
-        backend_options={"accelerator": "cpu"},
-    )
+    return supervised_loop("lightning", __name__, backend_options={"accelerator": "cpu"})

@@ -10,24 +10,24 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from contract_cases import case
 
 from pipekit_train import TrainingLoop
 from pipekit_train.adapters.bayes import NumpyroTask
-from pipekit_train.testing import BackendCase
 
-SVI = BackendCase(
-    backend="numpyro-svi",
-    make_loop="_npy_contract:svi_loop",
-    op_inputs="_npy_contract:op_inputs",
-    op_load_kwargs="_npy_contract:load_kwargs",
+SVI = case(
+    "numpyro-svi",
+    __name__,
+    loop="svi_loop",
     bad_options={"steps_per_call": -1, "shuffle": "sometimes"},
+    op_load_kwargs=f"{__name__}:load_kwargs",
 )
-MCMC = BackendCase(
-    backend="numpyro-mcmc",
-    make_loop="_npy_contract:mcmc_loop",
-    op_inputs="_npy_contract:op_inputs",
-    op_load_kwargs="_npy_contract:load_kwargs",
+MCMC = case(
+    "numpyro-mcmc",
+    __name__,
+    loop="mcmc_loop",
     bad_options={"target_accept": 1.5, "chain_method": "in-a-hurry"},
+    op_load_kwargs=f"{__name__}:load_kwargs",
 )
 
 
@@ -68,11 +68,17 @@ def mcmc_task() -> NumpyroTask:
     return NumpyroTask(model=linreg, num_warmup=8, num_samples=8, predictive_samples=8)
 
 
-def svi_loop() -> TrainingLoop:
+def _loop(backend: str, task: str, **fields: Any) -> TrainingLoop:
     return TrainingLoop(
-        task="_npy_contract:svi_task",
-        dataset="_npy_contract:make_data",
-        backend="numpyro-svi",
+        task=f"{__name__}:{task}", dataset=f"{__name__}:make_data", backend=backend, **fields
+    )
+
+
+def svi_loop() -> TrainingLoop:
+    """16 SVI steps over minibatches of 16."""
+    return _loop(
+        "numpyro-svi",
+        "svi_task",
         batch_size=16,
         max_steps=16,
         seed=3,
@@ -82,9 +88,5 @@ def svi_loop() -> TrainingLoop:
 
 
 def mcmc_loop() -> TrainingLoop:
-    return TrainingLoop(
-        task="_npy_contract:mcmc_task",
-        dataset="_npy_contract:make_data",
-        backend="numpyro-mcmc",
-        seed=5,
-    )
+    """8 warmup and 8 draws of NUTS."""
+    return _loop("numpyro-mcmc", "mcmc_task", seed=5)
