@@ -43,7 +43,7 @@ import jax.numpy as jnp
 from flax import nnx
 
 from pipekit_train.errors import CheckpointError, ConfigError, DataError
-from pipekit_train.operator import build_from_factory, check_trust, is_import_string
+from pipekit_train.operator import build_from_factory, check_factory_record, check_trust
 
 from ._model import split_parts
 from ._op_files import (
@@ -72,38 +72,6 @@ def _version(name: str) -> str | None:
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
         return None
-
-
-def _check_factory(factory: Any, factory_kwargs: Any) -> dict[str, Any] | None:
-    """The JSON kwargs of ``factory`` (an import string), or ``None`` without a factory."""
-    if factory is None:
-        if factory_kwargs:
-            raise ConfigError(
-                "NnxModelOp: factory_kwargs given without factory; pass "
-                "factory='pkg.module:function' as well",
-                field="NnxModelOp.factory",
-            )
-        return None
-    if not isinstance(factory, str) or not is_import_string(factory):
-        raise ConfigError(
-            f"NnxModelOp: factory must be an import string 'pkg.module:function', got {factory!r}",
-            field="NnxModelOp.factory",
-        )
-    kwargs = {} if factory_kwargs is None else factory_kwargs
-    if not isinstance(kwargs, dict) or not all(isinstance(k, str) for k in kwargs):
-        raise ConfigError(
-            f"NnxModelOp: factory_kwargs must be a dict with string keys, got {kwargs!r}",
-            field="NnxModelOp.factory_kwargs",
-        )
-    try:
-        json.dumps(kwargs, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(
-            f"NnxModelOp: factory_kwargs must be JSON data (numbers, strings, bools, None, "
-            f"lists, dicts), since they are written to {META_FILE}: {exc}",
-            field="NnxModelOp.factory_kwargs",
-        ) from exc
-    return dict(kwargs)
 
 
 def _as_batch(inputs: Any) -> Any:
@@ -146,7 +114,7 @@ class NnxModelOp:
                 f"{type(module).__qualname__}",
                 field="NnxModelOp.module",
             )
-        self._factory_kwargs = _check_factory(factory, factory_kwargs)
+        self._factory_kwargs = check_factory_record("NnxModelOp", factory, factory_kwargs)
         self._factory = factory
         self._module_class = f"{type(module).__module__}.{type(module).__qualname__}"
         self._graphdef: Any

@@ -25,6 +25,7 @@ the three attributes exist (not their signatures).
 
 The trust rules every operator's ``load`` follows are public here, for backends outside this
 repository: :func:`check_trust` (the ``trusted=`` argument: ``True`` or module prefixes),
+:func:`check_factory_record` (what an operator may record to rebuild its structure),
 :func:`resolve_recorded` (import a recorded ``"pkg.module:factory"`` only when trusted, else
 ``UntrustedCodeError``), :func:`build_from_factory` (call a factory with the recorded
 keyword arguments) and :func:`is_import_string`. The contract kit checks them
@@ -36,6 +37,7 @@ from __future__ import annotations
 import os
 from typing import Any, Protocol, runtime_checkable
 
+from ._factory_record import check_factory_record
 from ._refs import is_import_string
 from ._trust import Trust, build_from_factory, check_trust, is_trusted, resolve_recorded
 
@@ -43,6 +45,7 @@ __all__ = [
     "Operator",
     "Trust",
     "build_from_factory",
+    "check_factory_record",
     "check_trust",
     "is_import_string",
     "is_trusted",

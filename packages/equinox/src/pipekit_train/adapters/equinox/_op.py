@@ -54,9 +54,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from pipekit_train._refs import is_import_string
-from pipekit_train._trust import build_from_factory, check_trust
 from pipekit_train.errors import CheckpointError, ConfigError, DataError, PipekitError
+from pipekit_train.operator import build_from_factory, check_factory_record, check_trust
 
 __all__ = ["JaxModelOp"]
 
@@ -143,37 +142,6 @@ def _describe_leaf(entry: dict[str, Any]) -> str:
     return f"scalar {entry.get('scalar')}"
 
 
-def _check_factory(factory: Any, factory_kwargs: Any) -> dict[str, Any] | None:
-    if factory is None:
-        if factory_kwargs:
-            raise ConfigError(
-                "JaxModelOp: factory_kwargs given without factory; pass "
-                "factory='pkg.module:function' as well",
-                field="JaxModelOp.factory",
-            )
-        return None
-    if not isinstance(factory, str) or not is_import_string(factory):
-        raise ConfigError(
-            f"JaxModelOp: factory must be an import string 'pkg.module:function', got {factory!r}",
-            field="JaxModelOp.factory",
-        )
-    kwargs = {} if factory_kwargs is None else factory_kwargs
-    if not isinstance(kwargs, dict) or not all(isinstance(k, str) for k in kwargs):
-        raise ConfigError(
-            f"JaxModelOp: factory_kwargs must be a dict with string keys, got {kwargs!r}",
-            field="JaxModelOp.factory_kwargs",
-        )
-    try:
-        json.dumps(kwargs, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(
-            f"JaxModelOp: factory_kwargs must be JSON-serialisable (numbers, strings, "
-            f"bools, None, lists, dicts) because they are written to {META_FILE}: {exc}",
-            field="JaxModelOp.factory_kwargs",
-        ) from exc
-    return dict(kwargs)
-
-
 class JaxModelOp:
     """An Operator over an Equinox module (see the module docstring).
 
@@ -202,7 +170,7 @@ class JaxModelOp:
             )
         self._module = module
         self._state = _check_state(state)
-        self._factory_kwargs = _check_factory(factory, factory_kwargs)
+        self._factory_kwargs = check_factory_record("JaxModelOp", factory, factory_kwargs)
         self._factory = factory
         self._inference_module: Any = None
 

@@ -33,10 +33,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from pipekit_train._refs import is_import_string
-from pipekit_train._trust import build_from_factory, check_trust
 from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.fingerprint import structure_digest
+from pipekit_train.operator import build_from_factory, check_factory_record, check_trust
 
 __all__ = ["TorchModelOp", "state_summary", "module_structure_digest"]
 
@@ -80,20 +79,7 @@ class TorchModelOp:
                 f"TorchModelOp needs a torch.nn.Module, got {type(module).__name__}",
                 field="TorchModelOp.module",
             )
-        if factory is not None and not is_import_string(factory):
-            raise ConfigError(
-                f"TorchModelOp: factory must be an import string 'pkg.module:function', got "
-                f"{factory!r}",
-                field="TorchModelOp.factory",
-            )
-        kwargs = dict(factory_kwargs or {})
-        try:
-            json.dumps(kwargs)
-        except TypeError as exc:
-            raise ConfigError(
-                f"TorchModelOp: factory_kwargs must be JSON-serialisable ({exc})",
-                field="TorchModelOp.factory_kwargs",
-            ) from exc
+        kwargs = check_factory_record("TorchModelOp", factory, factory_kwargs) or {}
         self.module = module
         self.factory = factory
         self.factory_kwargs = kwargs
