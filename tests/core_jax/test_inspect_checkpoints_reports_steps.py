@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from _ckpt_helpers import FINGERPRINT, make_state
 
+from pipekit_train.engine import inspect_checkpoints
 from pipekit_train.errors import CheckpointError
-from pipekit_train.jax.checkpoint import Checkpointer, inspect_checkpoints
+from pipekit_train.jax.checkpoint import Checkpointer
 
 
 def test_inspect(tmp_path):

@@ -60,7 +60,7 @@ def test_without_terminate_on_nan_training_runs_to_the_end():
 
 
 def test_earlier_checkpoints_survive_the_nan(tmp_path):
-    from pipekit_train.jax.checkpoint import inspect_checkpoints
+    from pipekit_train.engine import inspect_checkpoints
 
     ckpt = tmp_path / "ckpt"
     loop = tiny_loop(

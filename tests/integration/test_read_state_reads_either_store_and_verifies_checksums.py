@@ -1,4 +1,4 @@
-"""`pipekit_train.engine.read_state` reads the saved arrays of a step of either store (an
+"""`pipekit_train.checkpoints.read_state` reads the saved arrays of a step of either store (an
 Orbax step folder, a Lightning ``step-*.pt``) by name, from a checkpoint_dir (newest step) or
 from the step itself, and refuses a step whose bytes differ from their checksum.
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipekit_train.engine import read_state
+from pipekit_train.checkpoints import read_state
 from pipekit_train.errors import CheckpointError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

@@ -13,7 +13,7 @@ import pytest
 from _keras_helpers import digits, mlp
 
 from pipekit_train import Callback, Checkpoint, TrainingLoop
-from pipekit_train.jax.checkpoint import inspect_checkpoints
+from pipekit_train.engine import inspect_checkpoints
 
 
 class Boom(Callback):

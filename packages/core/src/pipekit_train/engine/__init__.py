@@ -8,7 +8,8 @@ at the steps a :class:`Schedule` names. Callbacks and writers run through one
 :func:`backend_info` (one schema, ``docs/run-report.md``). Checkpoints: every store
 (Orbax folders, Lightning's torch files) implements :class:`CheckpointStore`, and
 :func:`resume_from_store` is the one resume policy over them;
-:func:`inspect_checkpoints` and :func:`read_state` read any backend's folder. The data
+:func:`inspect_checkpoints` reads any backend's folder (files only; the arrays:
+``pipekit_train.checkpoints.read_state``). The data
 layer (every accepted dataset form normalised and checked, the deterministic
 per-step order, the label checks) is here too, for every backend; it imports numpy
 only inside its functions. Pure Python at import: nothing here imports an array
@@ -36,8 +37,9 @@ from ._events import host_event as host_event
 from ._events import record_window as record_window
 from ._inspect import find_checkpoint_files as find_checkpoint_files
 from ._inspect import inspect_checkpoints as inspect_checkpoints
+from ._inspect import locate_step as locate_step
 from ._inspect import open_checkpoint_files as open_checkpoint_files
-from ._inspect import read_state as read_state
+from ._inspect import read_torch_state as read_torch_state
 from ._options import RESUME_OPTION as RESUME_OPTION
 from ._options import OptionSpec as OptionSpec
 from ._options import ParsedOptions as ParsedOptions
@@ -73,6 +75,14 @@ from ._schedule import next_event_step as next_event_step
 from ._store import CheckpointStore as CheckpointStore
 from ._store import StepFiles as StepFiles
 from ._store import StepUnreadable as StepUnreadable
+from ._stream import SizedStream as SizedStream
+from ._stream import Stream as Stream
+from ._stream import StreamIterator as StreamIterator
+from ._stream import as_stream as as_stream
+from ._stream import data_size as data_size
+from ._stream import refuse_stream as refuse_stream
+from ._stream import refuse_stream_options as refuse_stream_options
+from ._stream import sized_stream as sized_stream
 
 __all__ = [
     "ACCEPTED_FORMS",
@@ -132,6 +142,16 @@ __all__ = [
     "open_checkpoint_files",
     "parse_resume",
     "quarantine_step",
-    "read_state",
+    "locate_step",
+    "read_torch_state",
     "resume_from_store",
+    # a user's own stream (a grain.IterDataset or an iterator factory), read as it is
+    "SizedStream",
+    "Stream",
+    "StreamIterator",
+    "as_stream",
+    "data_size",
+    "refuse_stream",
+    "refuse_stream_options",
+    "sized_stream",
 ]

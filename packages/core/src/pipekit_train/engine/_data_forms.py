@@ -252,11 +252,11 @@ def normalize_dataset(dataset: Any, field: str) -> Dataset:
 def _refuse_stream(dataset: Any, field: str) -> None:
     """A stream (``grain.IterDataset``, iterator factory) is a ``DataError`` here.
 
-    Streams are read by ``pipekit_train.jax._stream`` (the Equinox backend's training
+    Streams are read by ``pipekit_train.engine._stream`` (the Equinox backend's training
     data only); it is imported only on this error path, and only where it is installed.
     """
     try:
-        from pipekit_train.jax._stream import as_stream
+        from ._stream import as_stream
     except ImportError:  # pragma: no cover - a core install without numpy never gets here
         return
     if as_stream(dataset, field) is not None:  # a single-use iterator raises there
@@ -271,7 +271,7 @@ def _refuse_prebatched(dataset: Any, field: str) -> None:
     """A ``.batch(n)`` Grain ``MapDataset`` would read ``n``-row records: refused by name."""
     if "grain" not in type(dataset).__module__:
         return
-    from pipekit_train.jax._stream import refuse_prebatched
+    from ._stream import refuse_prebatched
 
     refuse_prebatched(dataset, field)
 

@@ -3,8 +3,10 @@
 The store kind is told from the folder's files (Orbax step folders ``<step>/``, or torch
 step files ``step-<9 digits>.pt``), so ``pipekit-train inspect`` lists the steps and
 meta of an Equinox, NumPyro, BlackJAX, Keras or Lightning run without importing jax or
-torch. :func:`read_state` and :func:`read_trace` read arrays (importing the store's
-library then) and verify them against the step's checksums first.
+torch. :func:`read_torch_state` reads a torch step's arrays (importing torch then) and
+verifies them against the step's checksum first; reading an Orbax step's arrays needs JAX,
+so it is ``pipekit_train.jax.checkpoint``'s, and ``pipekit_train.checkpoints.read_state``
+reads either.
 """
 
 from __future__ import annotations
@@ -19,7 +21,13 @@ from ._orbax_files import OrbaxFiles
 from ._store import StepFiles, StepUnreadable, dir_size
 from ._torch_files import TorchFiles
 
-__all__ = ["open_checkpoint_files", "find_checkpoint_files", "inspect_checkpoints", "read_state"]
+__all__ = [
+    "open_checkpoint_files",
+    "find_checkpoint_files",
+    "inspect_checkpoints",
+    "locate_step",
+    "read_torch_state",
+]
 
 _STEP_FILE = re.compile(r"^step-(\d{9})\.pt$")
 
@@ -77,7 +85,7 @@ def inspect_checkpoints(directory: str | os.PathLike[str]) -> list[dict[str, Any
     ``error`` (why not), ``meta`` (``None`` if unreadable; holds the fingerprint and
     metrics) and ``size_bytes``. Files only: no jax or torch import. A torch file is
     checked whole against its checksum (CRC-32 of the bytes); an Orbax step's meta against
-    its record (the arrays are checked where they are read: :func:`read_state`). Writes
+    its record (the arrays are checked where they are read: ``checkpoints.read_state``). Writes
     nothing.
     """
     files = open_checkpoint_files(directory)
@@ -107,7 +115,7 @@ def inspect_checkpoints(directory: str | os.PathLike[str]) -> list[dict[str, Any
     return rows
 
 
-def _locate(path: str | os.PathLike[str], step: int | None) -> tuple[StepFiles, int]:
+def locate_step(path: str | os.PathLike[str], step: int | None) -> tuple[StepFiles, int]:
     """The store and step that ``path`` names: a step folder or file, or a checkpoint_dir
     (then ``step``, default the newest committed one)."""
     p = Path(path).expanduser().absolute()
@@ -131,27 +139,15 @@ def _locate(path: str | os.PathLike[str], step: int | None) -> tuple[StepFiles, 
     return files, chosen
 
 
-def read_state(path: str | os.PathLike[str], step: int | None = None) -> dict[str, Any]:
-    """The saved state of one step as host numpy arrays by dotted name, checksums verified.
-
-    ``path`` is a step (an Orbax ``<dir>/<step>/`` folder or a ``step-<9 digits>.pt``
-    file) or a checkpoint_dir (then ``step``, default the newest). Orbax: the state's
-    leaves by key path (``pipekit_train.jax.checkpoint.read_state``). Torch files:
+def read_torch_state(files: TorchFiles, step: int) -> dict[str, Any]:
+    """The arrays of torch step file ``step`` by dotted name, its checksum verified:
     ``module.<name>``, ``ema.<name>`` and the tensors of ``optimizer`` / ``scheduler`` by
-    their path in the state dict. A step whose arrays differ from their checksums is a
-    ``CheckpointError`` naming it. For tests, debugging and tools that have no model.
-    """
-    files, chosen = _locate(path, step)
-    if isinstance(files, OrbaxFiles):
-        from ..jax.checkpoint import read_state as read_orbax_state
-
-        return read_orbax_state(files.directory / str(chosen))
-    assert isinstance(files, TorchFiles)
+    their path in the state dict (torch imported now)."""
     try:
-        payload = files.load_payload(files.verified_bytes(chosen))
+        payload = files.load_payload(files.verified_bytes(step))
     except StepUnreadable as e:
         raise CheckpointError(
-            f"checkpoint step {chosen} in {files.directory} cannot be read: {e}"
+            f"checkpoint step {step} in {files.directory} cannot be read: {e}"
         ) from None
     out: dict[str, Any] = {}
     for key in ("module", "optimizer", "scheduler", "ema"):

@@ -12,8 +12,8 @@ from its submodule on first access:
 - ``GrainBatchIterator`` (``.data``) — the engine's batch order read by Grain worker
   processes (the order itself, ``BatchSource`` / ``BatchIterator``, and the dataset
   forms are backend-neutral: :mod:`pipekit_train.engine`);
-- ``Checkpointer``, ``checkpointer_for``, ``inspect_checkpoints`` (``.checkpoint``) — the
-  Orbax glue, with core's resume policy and guard;
+- ``Checkpointer``, ``checkpointer_for`` (``.checkpoint``) — the Orbax glue, with core's
+  resume policy and guard (listing any backend's steps: ``pipekit_train.engine``);
 - ``build_program``, ``run_program``, ``Program``, ``Phase`` (``.program``) — a backend's
   pure step → the driver's fused, donated, key-folded compiled calls, run;
 - ``jax_backend_info`` (``.report``) — the run report of ``docs/run-report.md``;
@@ -43,7 +43,6 @@ _LAZY: dict[str, str] = {
     "GrainBatchIterator": "data",
     "Checkpointer": "checkpoint",
     "checkpointer_for": "checkpoint",
-    "inspect_checkpoints": "checkpoint",
     "enable_compilation_cache": "compile_cache",
     "use_compilation_cache": "compile_cache",
     "build_program": "program",
@@ -56,7 +55,10 @@ _LAZY: dict[str, str] = {
 }
 
 #: Names that lived here before and the module that holds them now.
-_MOVED: dict[str, str] = {"JaxModelOp": "pipekit_train.adapters.equinox"}
+_MOVED: dict[str, str] = {
+    "JaxModelOp": "pipekit_train.adapters.equinox",
+    "inspect_checkpoints": "pipekit_train.engine",
+}
 
 __all__ = sorted(_LAZY)
 
@@ -65,8 +67,8 @@ def __getattr__(name: str) -> Any:
     submodule = _LAZY.get(name)
     if name in _MOVED:
         raise AttributeError(
-            f"{name} moved to {_MOVED[name]}: write 'from {_MOVED[name]} import {name}' "
-            "(pip install pipekit-train-equinox)"
+            f"{name} moved to {_MOVED[name]}: write 'from {_MOVED[name]} import {name}'"
+            + (" (pip install pipekit-train-equinox)" if "adapters" in _MOVED[name] else "")
         )
     if submodule is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pipekit_train._checksum import ChecksumMismatch, json_checksum
-from pipekit_train.engine._inspect import inspect_checkpoints
 from pipekit_train.engine._orbax_files import OrbaxFiles
 from pipekit_train.engine._resume import (
     RESUME_MODES,
@@ -55,7 +54,6 @@ __all__ = [
     "checkpointer_for",
     "RestoreResult",
     "fingerprint_diff",
-    "inspect_checkpoints",
     "read_state",
     "read_trace",
 ]

@@ -77,7 +77,7 @@ def _require(cond: Any, why: str) -> None:
 
 
 def _state(run_dir: Path) -> dict[str, Any]:
-    from ..engine import read_state
+    from ..checkpoints import read_state
 
     return read_state(run_dir)
 

@@ -29,7 +29,7 @@ def check_finite(arrays: dict[str, np.ndarray], field: str) -> None:
 
 def _arrays(dataset: Any, field: str) -> dict[str, np.ndarray]:
     """Core's normalisation and checks (forms, dtype, lengths, finiteness), read in full."""
-    from pipekit_train.jax._stream import refuse_stream
+    from pipekit_train.engine import refuse_stream
 
     # A backend that materialises the data cannot read a stream; the minibatch paths
     # (numpyro-svi, blackjax sgld / sghmc) take theirs before coming here.

@@ -182,7 +182,7 @@ class BlackjaxOptions:
     #: sd of each chain's own Normal jitter around ``init_values`` (unconstrained space)
     init_jitter: float = 0.0
     #: sgld / sghmc: the dataset size N scaling each minibatch (required with a stream;
-    #: checked by core's ``pipekit_train.jax._stream``)
+    #: checked by core's ``pipekit_train.engine``)
     num_data: int | None = None
 
 

@@ -19,9 +19,9 @@ from pipekit_train.adapters.bayes import (
     warn_diagnostics,
     warn_unused_fields,
 )
+from pipekit_train.engine import SizedStream, data_size, refuse_stream, sized_stream
 from pipekit_train.errors import ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
-from pipekit_train.jax._stream import SizedStream, data_size, refuse_stream, sized_stream
 from pipekit_train.jax.compile_cache import use_compilation_cache
 from pipekit_train.jax.program import run_program
 from pipekit_train.jax.report import jax_backend_info

@@ -473,6 +473,6 @@ def run_population(
 
 def as_stream_of(dataset: Any) -> bool:
     """Whether ``dataset`` is a user stream (``grain.IterDataset`` or iterator factory)."""
-    from pipekit_train.jax._stream import as_stream
+    from pipekit_train.engine import as_stream
 
     return as_stream(dataset, "TrainingLoop.dataset") is not None

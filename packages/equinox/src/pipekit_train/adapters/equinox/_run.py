@@ -12,15 +12,17 @@ import numpy as np
 from pipekit_train.engine import (
     BatchSource,
     RecordSource,
+    StreamIterator,
+    as_stream,
     check_labels,
     eval_batches,
     normalize_dataset,
     output_width,
+    refuse_stream_options,
 )
 from pipekit_train.errors import ConfigError, DataError, PipekitError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax._own_optax import own_optimizer
-from pipekit_train.jax._stream import StreamIterator, as_stream, refuse_stream_options
 from pipekit_train.jax.compile_cache import use_compilation_cache
 from pipekit_train.jax.data import GrainBatchIterator
 from pipekit_train.jax.losses import resolve_loss

@@ -26,10 +26,10 @@ from pipekit_train.engine import (
     close_checkpointer,
     eval_batches,
     normalize_dataset,
+    refuse_stream,
 )
 from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
-from pipekit_train.jax._stream import refuse_stream
 from pipekit_train.jax.report import jax_backend_info
 from pipekit_train.loop import non_default_features
 

@@ -79,9 +79,8 @@ def _run(
     from numpyro.infer import SVI, Predictive, Trace_ELBO
     from numpyro.optim import optax_to_numpyro
 
-    from pipekit_train.engine import BatchSource
+    from pipekit_train.engine import BatchSource, data_size, sized_stream
     from pipekit_train.jax._own_optax import own_optimizer
-    from pipekit_train.jax._stream import data_size, sized_stream
     from pipekit_train.jax.data import GrainBatchIterator
     from pipekit_train.jax.optim import resolve_optimizer
     from pipekit_train.jax.structure import tree_structure_digest

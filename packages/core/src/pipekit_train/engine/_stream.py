@@ -39,12 +39,13 @@ import sys
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from ..errors import CheckpointError, ConfigError, DataError
+from ._program import BatchStream
 
-from pipekit_train.engine import BatchStream
-from pipekit_train.errors import CheckpointError, ConfigError, DataError
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "STREAM_READERS",
@@ -155,6 +156,8 @@ def as_stream(dataset: Any, field: str) -> Stream | None:
     if types is not None and isinstance(dataset, types[0]):
         refuse_prebatched(dataset, field)
         return Stream(dataset, GRAIN, field)
+    import numpy as np
+
     if isinstance(dataset, (Mapping, tuple, list, np.ndarray, str, bytes)):
         return None
     if hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__"):
@@ -202,6 +205,8 @@ def refuse_stream_options(backend_options: Mapping[str, Any]) -> None:
 
 
 def _crc(batch: Mapping[str, np.ndarray]) -> int:
+    import numpy as np
+
     crc = 0
     for key in sorted(batch):
         crc = zlib.crc32(np.ascontiguousarray(batch[key]).tobytes(), crc)
@@ -276,6 +281,8 @@ class StreamIterator(BatchStream):
             rows.append(self._example(record, batch_index * self.batch_size + i))
         assert self._keys is not None
         try:
+            import numpy as np
+
             batch = {k: np.stack([np.asarray(r[k]) for r in rows]) for k in self._keys}
         except ValueError as exc:
             raise DataError(
@@ -347,6 +354,8 @@ class StreamIterator(BatchStream):
 
 
 def _check_count(num_data: Any) -> int:
+    import numpy as np
+
     if isinstance(num_data, bool) or not isinstance(num_data, (int, np.integer)) or num_data < 1:
         raise ConfigError(
             f"{NUM_DATA} must be a positive integer (the number of examples in the dataset), "
