@@ -209,11 +209,24 @@ def integration(session: nox.Session) -> None:
 
 @nox.session(tags=["ci"])
 def lint(session: nox.Session) -> None:
-    """ruff check and ruff format --check."""
+    """ruff check, ruff format --check, and the import contracts (``lint-imports``).
+
+    ``[tool.importlinter]`` in pyproject.toml holds core's layers and the backends' rules.
+    import-linter reads the installed modules, so every distribution is installed into this
+    session's venv from its own folder (``--no-deps``: their sources are all it reads), one
+    ``pipekit_train`` package holding every distribution's modules.
+    """
     _uv_sync(session, "--only-group", "lint")
     paths = [p for p in LINT_PATHS if (ROOT / p).exists()]
     session.run("ruff", "check", *paths, *session.posargs)
     session.run("ruff", "format", "--check", *paths)
+    folders = [str(ROOT / "packages" / folder) for folder in DISTRIBUTIONS.values()]
+    session.run_install(
+        "uv", "pip", "install", "--python", _python(session), "--no-deps", "--reinstall",
+        "--quiet", *folders, external=True,
+    )  # fmt: skip
+    session.run("lint-imports", str(ROOT / "pyproject.toml"))
+    session.run("python", "scripts/import_contract_violation.py", str(ROOT / "pyproject.toml"))
 
 
 def typed_packages() -> dict[str, list[str]]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipekit_train.cli import build_parser, default_compilation_cache_dir
+from pipekit_train._compile_cache_default import default_compilation_cache_dir
+from pipekit_train.cli import build_parser
 
 
 def test_xdg_cache_home_is_honoured(tmp_path: Path, monkeypatch) -> None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import PipekitError
 
 if TYPE_CHECKING:
-    from .loop import TrainingLoop
+    from .protocols import LoopView
 
 __all__ = ["loop_config", "run_facts"]
 
@@ -45,7 +45,7 @@ def _describe(value: Any) -> Any:
     return _type_name(value)
 
 
-def loop_config(loop: TrainingLoop) -> dict[str, Any]:
+def loop_config(loop: LoopView) -> dict[str, Any]:
     """``loop.to_dict()``, or per field the YAML form or the type name of its object."""
     try:
         return loop.to_dict()
@@ -61,7 +61,7 @@ def loop_config(loop: TrainingLoop) -> dict[str, Any]:
     return out
 
 
-def run_facts(loop: TrainingLoop) -> dict[str, Any]:
+def run_facts(loop: LoopView) -> dict[str, Any]:
     """The backend and the versions of what it runs on, read from metadata (nothing raises:
     a version that cannot be found is left out)."""
     from .registry import distribution_versions, installed_backends

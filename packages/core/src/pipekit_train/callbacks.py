@@ -23,7 +23,7 @@ from .errors import ConfigError, TrainingError
 
 if TYPE_CHECKING:
     from .carry import TrainerCarryState
-    from .loop import TrainingLoop
+    from .protocols import LoopView
     from .writers import MetricWriter
 
 __all__ = [
@@ -56,28 +56,24 @@ class Callback:
     def reset(self) -> None:
         """Forget any state from a previous run (called at the start of each run)."""
 
-    def on_run_start(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+    def on_run_start(self, loop: LoopView, state: TrainerCarryState) -> None:
         """Called once, after resume, before the first step."""
 
-    def on_step_end(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+    def on_step_end(self, loop: LoopView, state: TrainerCarryState) -> None:
         """Called at every host event with ``state.metrics`` / ``state.window`` fresh."""
 
     def on_eval_end(
-        self, loop: TrainingLoop, state: TrainerCarryState, metrics: dict[str, float]
+        self, loop: LoopView, state: TrainerCarryState, metrics: dict[str, float]
     ) -> None:
         """Called after each evaluation with the ``val_``-prefixed metrics."""
 
-    def on_checkpoint(self, loop: TrainingLoop, state: TrainerCarryState, step: int) -> None:
+    def on_checkpoint(self, loop: LoopView, state: TrainerCarryState, step: int) -> None:
         """Called after a checkpoint of ``step`` has been handed to the writer."""
 
-    def on_run_end(
-        self, loop: TrainingLoop, state: TrainerCarryState, info: dict[str, Any]
-    ) -> None:
+    def on_run_end(self, loop: LoopView, state: TrainerCarryState, info: dict[str, Any]) -> None:
         """Called once when the run ends normally (also after an early stop)."""
 
-    def on_exception(
-        self, loop: TrainingLoop, state: TrainerCarryState, error: BaseException
-    ) -> None:
+    def on_exception(self, loop: LoopView, state: TrainerCarryState, error: BaseException) -> None:
         """Called once when the run ends with an error (teardown: close what you opened)."""
 
     def state_dict(self) -> dict[str, Any]:
@@ -227,7 +223,7 @@ class LogToExperiment(Callback):
         self.writer = writer
         self._last_written = -1
 
-    def on_run_start(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+    def on_run_start(self, loop: LoopView, state: TrainerCarryState) -> None:
         from ._run_facts import loop_config, run_facts
 
         if callable(getattr(self.writer, "log_config", None)):
@@ -235,7 +231,7 @@ class LogToExperiment(Callback):
         if callable(getattr(self.writer, "log_info", None)):
             self.writer.log_info(run_facts(loop))  # type: ignore[attr-defined]
 
-    def on_step_end(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+    def on_step_end(self, loop: LoopView, state: TrainerCarryState) -> None:
         # The run's last step is always written: a sampler's total (warmup + draws) need not
         # be loop.max_steps nor a multiple of log_every_n_steps.
         last = state.total_steps or loop.max_steps
@@ -247,20 +243,16 @@ class LogToExperiment(Callback):
                 self._last_written = state.step
 
     def on_eval_end(
-        self, loop: TrainingLoop, state: TrainerCarryState, metrics: dict[str, float]
+        self, loop: LoopView, state: TrainerCarryState, metrics: dict[str, float]
     ) -> None:
         self.writer.write(state.step, metrics)
 
-    def on_run_end(
-        self, loop: TrainingLoop, state: TrainerCarryState, info: dict[str, Any]
-    ) -> None:
+    def on_run_end(self, loop: LoopView, state: TrainerCarryState, info: dict[str, Any]) -> None:
         if callable(getattr(self.writer, "log_info", None)):
             self.writer.log_info(info)  # type: ignore[attr-defined]
         self.writer.flush()
 
-    def on_exception(
-        self, loop: TrainingLoop, state: TrainerCarryState, error: BaseException
-    ) -> None:
+    def on_exception(self, loop: LoopView, state: TrainerCarryState, error: BaseException) -> None:
         self.writer.flush()
 
     def reset(self) -> None:
@@ -342,13 +334,13 @@ class EarlyStopping(Callback):
             )
             self.stopped_at = state.step
 
-    def on_step_end(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+    def on_step_end(self, loop: LoopView, state: TrainerCarryState) -> None:
         if not self.monitor.startswith("val_") and state.step % loop.log_every_n_steps == 0:
             if state.window.get(self.monitor):
                 self._check(state, scalar(state.window[self.monitor][-1]))
 
     def on_eval_end(
-        self, loop: TrainingLoop, state: TrainerCarryState, metrics: dict[str, float]
+        self, loop: LoopView, state: TrainerCarryState, metrics: dict[str, float]
     ) -> None:
         if self.monitor in metrics:
             self._check(state, float(metrics[self.monitor]))
@@ -383,7 +375,7 @@ class TerminateOnNaN(Callback):
 
     monitor: str = "loss"
 
-    def on_step_end(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+    def on_step_end(self, loop: LoopView, state: TrainerCarryState) -> None:
         values = state.window.get(self.monitor)
         if values is None:
             return
@@ -432,7 +424,7 @@ class ProgressBar(Callback):
     def _stream(self) -> Any:
         return self.file if self.file is not None else sys.stderr
 
-    def on_run_start(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+    def on_run_start(self, loop: LoopView, state: TrainerCarryState) -> None:
         import time
 
         from ._progress import bar_width, describe, interactive
@@ -467,7 +459,7 @@ class ProgressBar(Callback):
         self._start = (now, step)
         return done / elapsed if elapsed > 0 and done > 0 else None
 
-    def _print_line(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+    def _print_line(self, loop: LoopView, state: TrainerCarryState) -> None:
         from ._progress import describe, status_line
 
         if state.step == self._printed:
@@ -479,7 +471,7 @@ class ProgressBar(Callback):
         print(line, file=stream, flush=True)
         self._printed = state.step
 
-    def on_step_end(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+    def on_step_end(self, loop: LoopView, state: TrainerCarryState) -> None:
         if self._plain:
             total = state.total_steps or loop.max_steps
             if state.step % loop.log_every_n_steps == 0 or state.step >= total:
@@ -497,9 +489,7 @@ class ProgressBar(Callback):
         if shown:
             self._bar.set_postfix(shown)
 
-    def on_run_end(
-        self, loop: TrainingLoop, state: TrainerCarryState, info: dict[str, Any]
-    ) -> None:
+    def on_run_end(self, loop: LoopView, state: TrainerCarryState, info: dict[str, Any]) -> None:
         if self._plain:
             self._print_line(loop, state)
             self._plain = False
@@ -509,9 +499,7 @@ class ProgressBar(Callback):
             self._bar.close()
             self._bar = None
 
-    def on_exception(
-        self, loop: TrainingLoop, state: TrainerCarryState, error: BaseException
-    ) -> None:
+    def on_exception(self, loop: LoopView, state: TrainerCarryState, error: BaseException) -> None:
         if self._bar is not None:
             self._bar.close()
             self._bar = None

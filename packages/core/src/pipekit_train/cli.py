@@ -12,10 +12,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ._compile_cache_default import default_compilation_cache_dir, runs_on_jax
 from ._report import posterior_report
 from .errors import CheckpointError, PipekitError
 
-__all__ = ["main", "build_parser", "default_compilation_cache_dir"]
+__all__ = ["main", "build_parser"]
 
 _DESCRIPTION = """\
 Train a TrainingLoop described in YAML on the backend it names, list the
@@ -40,30 +41,6 @@ example:
   pipekit-train inspect runs/digits_mlp/checkpoints --json"""
 
 
-def default_compilation_cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/pipekit-train/jax``, or ``~/.cache/pipekit-train/jax``.
-
-    ``XDG_CACHE_HOME`` is honoured only when it is an absolute path, as the XDG
-    base-directory specification asks.
-    """
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
-    return base / "pipekit-train" / "jax"
-
-
-def _runs_on_jax(backend: str) -> bool:
-    """Whether ``backend``'s distribution depends on JAX (read from metadata; nothing imported).
-
-    The JAX compilation cache is a JAX backend's option; a backend on another library (torch
-    for Lightning) would refuse it as an unknown ``backend_options`` key. A backend that is not
-    installed keeps the option, so its own error (the ``pip install`` hint) is what shows.
-    """
-    from .registry import backend_states
-
-    state = next((s for s in backend_states() if s.name == backend), None)
-    return state is None or state.state != "installed" or "jax" in state.libraries
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
     import yaml
 
@@ -84,7 +61,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if not args.no_progress and not any(isinstance(c, ProgressBar) for c in loop.callbacks):
         loop.callbacks.append(ProgressBar())
     cache = args.compilation_cache or str(default_compilation_cache_dir())
-    if cache != "off" and _runs_on_jax(loop.backend):
+    if cache != "off" and runs_on_jax(loop.backend):
         loop.backend_options.setdefault("compilation_cache", cache)
     early = _answer_early(loop, args)
     if early is not None:

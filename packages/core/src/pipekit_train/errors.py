@@ -12,6 +12,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+from ._warn import warn_user
+
 __all__ = [
     "PipekitError",
     "ConfigError",
@@ -23,6 +25,7 @@ __all__ = [
     "LogsNotFoundError",
     "ExtraNotInstalledError",
     "closest",
+    "warn_user",
 ]
 
 

@@ -34,6 +34,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ._config_digest import digest_of
 from .errors import CheckpointError
 from .optimizers import (
     is_transformation,
@@ -43,6 +44,7 @@ from .optimizers import (
 )
 
 __all__ = [
+    "digest_of",
     "fingerprint",
     "structure_digest",
     "fingerprint_diff",

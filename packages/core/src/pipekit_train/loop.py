@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from . import _loop_yaml
 from ._refs import FactoryRef
 from .callbacks import Callback, Checkpoint
 from .errors import ConfigError
@@ -339,22 +340,17 @@ class TrainingLoop:
     # -- YAML ----------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """The YAML-able form; raises ``ConfigError`` naming a field that has none."""
-        from .config import loop_to_dict
-
-        return loop_to_dict(self)
+        return _loop_yaml.to_dict(self)
 
     def to_yaml(self) -> str:
         """Serialise with ``yaml.safe_dump``; objects must be given as factory references."""
-        from .config import loop_to_yaml
-
-        return loop_to_yaml(self)
+        return _loop_yaml.to_yaml(self)
 
     @classmethod
     def from_yaml(cls, path_or_text: str | os.PathLike[str]) -> TrainingLoop:
         """Build a loop from a YAML file path or YAML text (``yaml.safe_load`` only)."""
-        from .config import loop_from_yaml
-
-        return loop_from_yaml(path_or_text)
+        loop: TrainingLoop = _loop_yaml.from_yaml(cls, path_or_text)
+        return loop
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TrainingLoop):

@@ -38,7 +38,7 @@ import os
 from typing import Any, Protocol, runtime_checkable
 
 from ._factory_record import check_factory_record
-from ._refs import is_import_string
+from ._refs import is_import_string, resolve_import_string
 from ._trust import Trust, build_from_factory, check_trust, is_trusted, resolve_recorded
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "check_factory_record",
     "check_trust",
     "is_import_string",
+    "resolve_import_string",
     "is_trusted",
     "resolve_recorded",
 ]

@@ -15,9 +15,12 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from types import ModuleType
 
+from ._declared import declared_range, supported
 from .errors import BackendNotInstalledError, ConfigError, closest
 
 __all__ = [
+    "declared_range",
+    "supported",
     "ENTRY_POINT_GROUP",
     "KNOWN_BACKENDS",
     "BackendInfo",

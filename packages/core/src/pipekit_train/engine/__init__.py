@@ -16,6 +16,9 @@ only inside its functions. Pure Python at import: nothing here imports an array
 library.
 """
 
+from .._checksum import ALGORITHM as CHECKSUM_ALGORITHM
+from .._checksum import bytes_checksum as bytes_checksum
+from .._signals import StopSignals as StopSignals
 from ._data_forms import ACCEPTED_FORMS as ACCEPTED_FORMS
 from ._data_forms import Dataset as Dataset
 from ._data_forms import RecordSource as RecordSource
@@ -75,6 +78,7 @@ from ._schedule import next_event_step as next_event_step
 from ._store import CheckpointStore as CheckpointStore
 from ._store import StepFiles as StepFiles
 from ._store import StepUnreadable as StepUnreadable
+from ._store import ensure_writable as ensure_writable
 from ._stream import SizedStream as SizedStream
 from ._stream import Stream as Stream
 from ._stream import StreamIterator as StreamIterator
@@ -83,6 +87,10 @@ from ._stream import data_size as data_size
 from ._stream import refuse_stream as refuse_stream
 from ._stream import refuse_stream_options as refuse_stream_options
 from ._stream import sized_stream as sized_stream
+from ._torch_files import FORMAT as TORCH_FORMAT
+from ._torch_files import SUM_SUFFIX as TORCH_SUM_SUFFIX
+from ._torch_files import TMP_PREFIX as TORCH_TMP_PREFIX
+from ._torch_files import TorchFiles as TorchFiles
 
 __all__ = [
     "ACCEPTED_FORMS",
@@ -154,4 +162,14 @@ __all__ = [
     "refuse_stream",
     "refuse_stream_options",
     "sized_stream",
+    # what a backend's own checkpoint store (Lightning's torch files) builds on
+    "CHECKSUM_ALGORITHM",
+    "TORCH_FORMAT",
+    "TORCH_SUM_SUFFIX",
+    "TORCH_TMP_PREFIX",
+    "TorchFiles",
+    "bytes_checksum",
+    "ensure_writable",
+    # SIGTERM / Ctrl-C as a request to stop at the next step boundary
+    "StopSignals",
 ]

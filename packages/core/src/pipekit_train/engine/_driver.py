@@ -52,7 +52,7 @@ from ._save_clock import SaveClock
 from ._schedule import Schedule
 
 if TYPE_CHECKING:
-    from ..loop import TrainingLoop
+    from ..protocols import LoopView
 
 __all__ = ["DriverResult", "run_driver"]
 
@@ -91,7 +91,7 @@ class DriverResult:
 
 
 def run_driver(
-    loop: TrainingLoop,
+    loop: LoopView,
     program: StepProgram,
     carry: Any,
     *,
@@ -263,7 +263,7 @@ def _same(decision: bool) -> bool:
     return decision
 
 
-def _phases_of(program: StepProgram, loop: TrainingLoop) -> list[Phase]:
+def _phases_of(program: StepProgram, loop: LoopView) -> list[Phase]:
     phases = list(program.phases or [])
     if not phases:
         return [Phase("train", int(loop.max_steps), collect=True)]

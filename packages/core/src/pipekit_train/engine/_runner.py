@@ -31,7 +31,7 @@ from ..callbacks import Callback, LogToExperiment
 from ..carry import TrainerCarryState
 
 if TYPE_CHECKING:
-    from ..loop import TrainingLoop
+    from ..protocols import LoopView
 
 __all__ = ["CallbackRunner"]
 
@@ -39,7 +39,7 @@ __all__ = ["CallbackRunner"]
 class CallbackRunner:
     """Runs the loop's callbacks and writer in the documented order (see module docstring)."""
 
-    def __init__(self, loop: TrainingLoop, *, is_primary: bool = True) -> None:
+    def __init__(self, loop: LoopView, *, is_primary: bool = True) -> None:
         self.loop = loop
         self.is_primary = is_primary
         self.callbacks: list[Callback] = []

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 from ..callbacks import Callback, Checkpoint
 
 if TYPE_CHECKING:
-    from ..loop import TrainingLoop
+    from ..protocols import LoopView
 
 __all__ = ["Schedule", "event_intervals", "next_event_step"]
 
 
-def event_intervals(loop: TrainingLoop, *, checkpointing: bool | None = None) -> list[int]:
+def event_intervals(loop: LoopView, *, checkpointing: bool | None = None) -> list[int]:
     """The cadences (in steps) at which host events are due for ``loop``.
 
     Taken from ``loop.callbacks`` (not a per-process list), so every process
@@ -74,7 +74,7 @@ class Schedule:
     @classmethod
     def for_loop(
         cls,
-        loop: TrainingLoop,
+        loop: LoopView,
         *,
         checkpointing: bool,
         evaluating: bool,

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, LogsNotFoundError
+from ._folder import RunFolder
 from ._logs import MetricLogs, Series, find_metric_logs, read_metric_logs
-from ._registry import ENTRY_POINT_GROUP, Plotter, RunFolder, plotters, register_plotter
+from ._registry import ENTRY_POINT_GROUP, Plotter, plotters, register_plotter
 
 __all__ = [
     "plot",

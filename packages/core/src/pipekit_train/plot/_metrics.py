@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ExtraNotInstalledError
+from ._folder import RunFolder
 from ._logs import MetricLogs, Series, find_metric_logs, read_metric_logs
-from ._registry import RunFolder
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

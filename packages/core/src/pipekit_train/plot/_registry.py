@@ -3,30 +3,24 @@
 A plotter says whether it ``applies`` to a run folder (the metric plotter: the
 folder has metric logs; a sampler's trace plotter, later: the folder has
 posterior samples) and ``render``s PNG files into an output folder. Core
-registers the metric plotter; a backend distribution adds its own with an entry
-point in the ``pipekit_train.plotters`` group naming a ``Plotter`` object (or
-calls ``register_plotter``), so ``pipekit-train plot`` draws them without core
-knowing the backend.
+registers the metric plotter and the sweep plotter (a sweep folder's study); a
+backend distribution adds its own with an entry point in the
+``pipekit_train.plotters`` group naming a ``Plotter`` object (or calls
+``register_plotter``), so ``pipekit-train plot`` draws them without core knowing
+the backend.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-__all__ = ["ENTRY_POINT_GROUP", "Plotter", "RunFolder", "plotters", "register_plotter"]
+from ._folder import RunFolder
+
+__all__ = ["ENTRY_POINT_GROUP", "Plotter", "plotters", "register_plotter"]
 
 ENTRY_POINT_GROUP = "pipekit_train.plotters"
-
-
-@dataclass(frozen=True)
-class RunFolder:
-    """The folder being plotted and the folder PNGs go to."""
-
-    run_dir: Path
-    out_dir: Path
 
 
 @runtime_checkable
@@ -50,8 +44,8 @@ def register_plotter(plotter: Plotter) -> None:
 
 def plotters() -> list[Plotter]:
     """Core's plotters, then those registered in code, then entry-point ones, by name."""
-    from ..sweep._plot import SweepPlots
     from ._metrics import MetricCurves
+    from ._sweep import SweepPlots
 
     found: dict[str, Plotter] = {"metrics": MetricCurves(), "sweep": SweepPlots()}
     found.update(_REGISTERED)

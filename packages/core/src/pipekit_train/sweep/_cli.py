@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .._compile_cache_default import default_compilation_cache_dir
+
 __all__ = ["add_sweep_command"]
 
 _EPILOG = """\
@@ -43,8 +45,6 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     sweep = load_sweep(args.file)
     if args.n_trials is not None:
         sweep.n_trials = args.n_trials
-    from ..cli import default_compilation_cache_dir
-
     cache = args.compilation_cache or str(default_compilation_cache_dir())
     sweep.compilation_cache = None if cache == "off" else cache
     if args.show:

@@ -8,7 +8,7 @@ from ..callbacks import Callback, scalar
 
 if TYPE_CHECKING:
     from ..carry import TrainerCarryState
-    from ..loop import TrainingLoop
+    from ..protocols import LoopView
 
 __all__ = ["ReportToTrial", "PRUNED_ATTR"]
 
@@ -34,7 +34,7 @@ class ReportToTrial(Callback):
             state.should_stop = True
             state.stop_reason = f"pruned by the sweep's pruner at step {state.step}"
 
-    def on_step_end(self, loop: TrainingLoop, state: TrainerCarryState) -> None:
+    def on_step_end(self, loop: LoopView, state: TrainerCarryState) -> None:
         if self.objective.startswith("val_") or state.step % loop.log_every_n_steps:
             return
         values = state.window.get(self.objective)
@@ -42,7 +42,7 @@ class ReportToTrial(Callback):
             self._report(state, scalar(values[-1]))
 
     def on_eval_end(
-        self, loop: TrainingLoop, state: TrainerCarryState, metrics: dict[str, float]
+        self, loop: LoopView, state: TrainerCarryState, metrics: dict[str, float]
     ) -> None:
         if self.objective in metrics:
             self._report(state, float(metrics[self.objective]))

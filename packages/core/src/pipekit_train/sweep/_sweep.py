@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._compile_cache_default import runs_on_jax
 from ..errors import ConfigError, PipekitError, TrainingError
 from ._claims import Claims, Slot
 from ._optuna import check_names, import_optuna, make_pruner, make_sampler, open_storage, spec_of
@@ -341,11 +342,10 @@ class Sweep:
         (folder / "trial.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
 
     def _loop(self, data: dict[str, Any]) -> Any:
-        from ..cli import _runs_on_jax
         from ..config import loop_from_dict
 
         loop = loop_from_dict(data, self.search_path)
-        if self.compilation_cache and _runs_on_jax(loop.backend):
+        if self.compilation_cache and runs_on_jax(loop.backend):
             loop.backend_options.setdefault("compilation_cache", self.compilation_cache)
         return loop
 

@@ -32,7 +32,7 @@ from ._base import MetricWriter
 from ._extras import require_libraries
 
 if TYPE_CHECKING:
-    from ..loop import TrainingLoop
+    from ..protocols import LoopView
 
 __all__ = [
     "WRITER_KINDS",
@@ -169,7 +169,7 @@ def default_location(kind: str, run_dir: str | os.PathLike[str]) -> str:
     return str(folder / _FILE_NAME[kind]) if kind in _FILE_NAME else str(folder)
 
 
-def run_dir_for(loop: TrainingLoop, now: float | None = None) -> Path:
+def run_dir_for(loop: LoopView, now: float | None = None) -> Path:
     """The run folder of ``loop``: its ``checkpoint_dir``, else a new ``runs/<backend>-<time>``."""
     if loop.checkpoint_dir is not None:
         return Path(loop.checkpoint_dir)
@@ -231,7 +231,7 @@ def _object_kind(writer: MetricWriter) -> str | None:
 
 def resolve_writers(
     spec: Any,
-    run_dir: TrainingLoop | str | os.PathLike[str] | None,
+    run_dir: LoopView | str | os.PathLike[str] | None,
     field: str = "metric_writer",
 ) -> list[MetricWriter]:
     """Build every writer ``spec`` names; a name without a location goes to ``run_dir``.
@@ -301,7 +301,7 @@ def resolve_writer(spec: Any, field: str = "metric_writer") -> MetricWriter | No
     return writer
 
 
-def writers_for_loop(loop: TrainingLoop) -> list[MetricWriter]:
+def writers_for_loop(loop: LoopView) -> list[MetricWriter]:
     """The writers of ``loop.metric_writer``, placed in the loop's run folder.
 
     The run folder is computed once here (see ``run_dir_for``), so every writer of

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from pipekit_train._warn import warn_user
+from pipekit_train.errors import warn_user
 
 from ._health import health, health_warnings
 from ._stats import ess_bulk, ess_tail, hdi, mcse_mean, rhat_rank

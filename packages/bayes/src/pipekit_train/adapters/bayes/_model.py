@@ -22,8 +22,8 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pipekit_train._refs import is_import_string, resolve_import_string
 from pipekit_train.errors import ConfigError
+from pipekit_train.operator import is_import_string, resolve_import_string
 
 __all__ = [
     "bind_data_size",

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from pipekit_train._trust import check_trust, resolve_recorded
 from pipekit_train.errors import CheckpointError, ConfigError
+from pipekit_train.operator import check_trust, resolve_recorded
 
 from ._diagnostics import diagnostics, to_inference_data
 from ._model import model_import_string, partial_kwargs

@@ -6,8 +6,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from pipekit_train._warn import warn_user
-from pipekit_train.errors import ConfigError
+from pipekit_train.errors import ConfigError, warn_user
 
 __all__ = ["precision", "warn_unused_fields"]
 

@@ -30,7 +30,8 @@ def _adaptation(dense: bool, target: float) -> tuple[Any, Any, Any]:
 
     with warnings.catch_warnings():
         # base() is deprecated in favour of the one-call run(); it is the only public
-        # form of the per-step update (pinned: blackjax < 1.8, see docs/decisions.md).
+        # form of the per-step update (pinned: blackjax < 1.8, see
+        # docs/decisions/0137-blackjax-warmup-from-pieces.md).
         warnings.simplefilter("ignore", DeprecationWarning)
         return window_adaptation.base(not dense, target_acceptance_rate=target)
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from pipekit_train._warn import warn_user
 from pipekit_train.adapters.bayes import (
     NumpyroPredictiveOp,
     diagnostics,
@@ -20,7 +19,7 @@ from pipekit_train.adapters.bayes import (
     warn_unused_fields,
 )
 from pipekit_train.engine import SizedStream, data_size, refuse_stream, sized_stream
-from pipekit_train.errors import ConfigError
+from pipekit_train.errors import ConfigError, warn_user
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax.compile_cache import use_compilation_cache
 from pipekit_train.jax.program import run_program

@@ -22,7 +22,7 @@ from pipekit_train.engine import (
 )
 from pipekit_train.errors import ConfigError, DataError, PipekitError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
-from pipekit_train.jax._own_optax import own_optimizer
+from pipekit_train.jax import own_optimizer
 from pipekit_train.jax.compile_cache import use_compilation_cache
 from pipekit_train.jax.data import GrainBatchIterator
 from pipekit_train.jax.losses import resolve_loss
@@ -340,7 +340,8 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
     module = storage_tree(module, loop.precision)
     features = StepFeatures.of(loop)
     # accumulate_steps = k: each step reads one record of k * batch_size rows (k
-    # micro-batches); max_steps counts optimiser updates (docs/decisions.md).
+    # micro-batches); max_steps counts optimiser updates
+    # (docs/decisions/0078-max-steps-counts-updates.md).
     rows_per_step = loop.batch_size * loop.accumulate_steps
     spec = loop.sharding
     # Without a spec the single-device path is kept even under a distributed JAX.

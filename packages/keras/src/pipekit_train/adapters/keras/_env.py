@@ -14,8 +14,8 @@ import os
 import sys
 from types import ModuleType
 
-from pipekit_train._declared import supported
 from pipekit_train.errors import BackendNotInstalledError, ConfigError
+from pipekit_train.registry import supported
 
 __all__ = ["import_keras"]
 

@@ -8,7 +8,8 @@ loss tracker). A subclassed model's own ``train_step`` / ``compute_loss`` run, b
 ``KerasTask`` beside a compiled loss, an ``optimizer_config`` other than the default beside
 a compiled optimiser, ``accumulate_steps`` / ``ema_decay`` that would have to rebuild the
 user's optimiser — is a ``ConfigError`` naming both sides, raised before compiling
-(docs/decisions.md, "Bring your own: Lightning and Keras").
+(docs/decisions/0074-users-object-wins-or-config-error.md,
+docs/decisions/0109-keras-compiled-model-is-the-users.md).
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pipekit_train._declared import supported
 from pipekit_train.errors import BackendNotInstalledError
+from pipekit_train.registry import supported
 
 from ._env import import_keras
 

@@ -16,12 +16,12 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from pipekit_train._signals import StopSignals
 from pipekit_train.carry import TrainerCarryState
 from pipekit_train.engine import (
     BatchSource,
     CallbackRunner,
     RunOutcome,
+    StopSignals,
     check_labels,
     close_checkpointer,
     eval_batches,

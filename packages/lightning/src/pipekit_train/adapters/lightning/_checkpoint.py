@@ -43,9 +43,11 @@ from typing import Any, ClassVar
 
 import torch
 
-from pipekit_train._checksum import ALGORITHM, bytes_checksum
-from pipekit_train.engine._store import ensure_writable
-from pipekit_train.engine._torch_files import FORMAT, SUM_SUFFIX, TMP_PREFIX, TorchFiles
+from pipekit_train.engine import CHECKSUM_ALGORITHM as ALGORITHM
+from pipekit_train.engine import TORCH_FORMAT as FORMAT
+from pipekit_train.engine import TORCH_SUM_SUFFIX as SUM_SUFFIX
+from pipekit_train.engine import TORCH_TMP_PREFIX as TMP_PREFIX
+from pipekit_train.engine import TorchFiles, bytes_checksum, ensure_writable
 
 __all__ = ["Saved", "TorchFileStore"]
 

@@ -4,7 +4,7 @@ A user module (``task=``, or a ``LightningModule`` given as ``model_op``) keeps 
 ``training_step``, ``configure_optimizers`` and ``validation_step``. The loop fields that
 would contradict them — ``loss=`` beside an own ``training_step``, an ``optimizer_config``
 other than the default beside an own ``configure_optimizers`` — are refused naming both
-sides, before ``Trainer.fit`` (docs/decisions.md, "Bring your own: Lightning and Keras").
+sides, before ``Trainer.fit`` (docs/decisions/0074-users-object-wins-or-config-error.md).
 
 :class:`LogRecorder` lets the module's ``self.log`` / ``self.log_dict`` values reach
 pipekit's writers: it wraps the instance's ``log`` for the run (forwarding every call to

@@ -21,10 +21,15 @@ import torch
 
 import lightning.pytorch as pl
 from lightning.pytorch.utilities.exceptions import SIGTERMException
-from pipekit_train._config_digest import digest_of
-from pipekit_train._signals import StopSignals
-from pipekit_train.engine import STRUCTURE_HINT, RunOutcome, backend_info, resume_from_store
+from pipekit_train.engine import (
+    STRUCTURE_HINT,
+    RunOutcome,
+    StopSignals,
+    backend_info,
+    resume_from_store,
+)
 from pipekit_train.errors import CheckpointError, ConfigError
+from pipekit_train.fingerprint import digest_of
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.loop import non_default_features
 from pipekit_train.registry import distribution_versions

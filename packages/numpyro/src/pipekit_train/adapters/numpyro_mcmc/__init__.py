@@ -9,7 +9,7 @@ To the user it is one sampling call; underneath, core's driver runs it in chunks
 ``Checkpoint.every_n_steps`` steps, so a killed run resumes — and its draws are
 bit-identical to an uninterrupted run and to NumPyro's own ``MCMC.run`` with the
 same seed (``TrainingLoop.seed``) and settings (``dense_mass=True`` with vectorised
-chains: to rounding only, see docs/decisions.md).
+chains: to rounding only, see docs/decisions/0127-dense-mass-bit-identity.md).
 
 ``backend_options``: ``kernel`` (``"nuts"`` | ``"hmc"``, or in Python a user-built
 ``numpyro.infer.HMC`` / ``NUTS`` on the task's model, used as built: ``_user_kernel``),

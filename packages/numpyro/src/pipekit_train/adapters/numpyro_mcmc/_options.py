@@ -20,9 +20,14 @@ from pipekit_train.engine import (
 )
 from pipekit_train.errors import ConfigError, closest
 
-from ._user_kernel import is_user_kernel
-
-__all__ = ["McmcOptions", "parse_options", "INIT_STRATEGIES", "OPTION_SPECS", "ALIASES"]
+__all__ = [
+    "McmcOptions",
+    "parse_options",
+    "is_user_kernel",
+    "INIT_STRATEGIES",
+    "OPTION_SPECS",
+    "ALIASES",
+]
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,11 @@ class McmcOptions:
     #: A user-built ``numpyro.infer`` HMC/NUTS kernel given as ``kernel`` (Python only;
     #: ``kernel`` then holds its name). Not an option key of its own.
     kernel_object: Any = None
+
+
+def is_user_kernel(value: Any) -> bool:
+    """Whether ``backend_options["kernel"]`` is an object rather than a kernel name."""
+    return value is not None and not isinstance(value, str)
 
 
 def _field(name: str) -> str:

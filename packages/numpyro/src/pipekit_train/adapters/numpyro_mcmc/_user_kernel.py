@@ -23,7 +23,9 @@ from typing import Any
 
 from pipekit_train.errors import ConfigError
 
-__all__ = ["is_user_kernel", "check_user_kernel", "kernel_settings"]
+from ._options import McmcOptions
+
+__all__ = ["check_user_kernel", "kernel_settings"]
 
 #: backend option → the kernel attribute holding the same setting.
 _SETTINGS = {
@@ -61,11 +63,6 @@ _RECORDED = (
 )
 
 
-def is_user_kernel(value: Any) -> bool:
-    """Whether ``backend_options["kernel"]`` is an object rather than a kernel name."""
-    return value is not None and not isinstance(value, str)
-
-
 def _name(kernel: Any) -> str:
     return type(kernel).__name__
 
@@ -81,8 +78,6 @@ def _strategy_name(fn: Any) -> str:
 def check_user_kernel(kernel: Any, task: Any, options: Any, raw: dict[str, Any]) -> None:
     """Refuse a kernel that cannot run here or that a backend option contradicts."""
     from numpyro.infer import HMC
-
-    from ._options import McmcOptions
 
     if not isinstance(kernel, HMC):
         raise ConfigError(

@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from pipekit_train._warn import warn_user
 from pipekit_train.adapters.bayes import (
     NumpyroPredictiveOp,
     bind_data_size,
@@ -20,7 +19,7 @@ from pipekit_train.adapters.bayes import (
     variational_summary,
     warn_diagnostics,
 )
-from pipekit_train.errors import ConfigError, DataError
+from pipekit_train.errors import ConfigError, DataError, warn_user
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax.compile_cache import use_compilation_cache
 from pipekit_train.jax.program import run_program
@@ -80,7 +79,7 @@ def _run(
     from numpyro.optim import optax_to_numpyro
 
     from pipekit_train.engine import BatchSource, data_size, sized_stream
-    from pipekit_train.jax._own_optax import own_optimizer
+    from pipekit_train.jax import own_optimizer
     from pipekit_train.jax.data import GrainBatchIterator
     from pipekit_train.jax.optim import resolve_optimizer
     from pipekit_train.jax.structure import tree_structure_digest

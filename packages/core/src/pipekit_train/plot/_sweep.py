@@ -1,4 +1,9 @@
-"""The sweep plotter: Optuna's optimisation history and parallel coordinates of a sweep folder."""
+"""The sweep plotter: Optuna's optimisation history and parallel coordinates of a sweep folder.
+
+A sweep folder (``pipekit_train.sweep``'s, holding ``sweep.json``) is one kind of folder
+``pipekit-train plot`` draws; the plotter reads its study through the sweep package, which
+knows nothing of plotting.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ExtraNotInstalledError
-from ..plot._registry import RunFolder
+from ._folder import RunFolder
 
 __all__ = ["SweepPlots"]
 
@@ -20,7 +25,7 @@ class SweepPlots:
         return (run.run_dir / "sweep.json").is_file()
 
     def render(self, run: RunFolder) -> list[Path]:
-        from ._table import load_study
+        from ..sweep._table import load_study
 
         study = load_study(run.run_dir)
         try:
