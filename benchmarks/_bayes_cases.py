@@ -6,7 +6,7 @@ in a fresh interpreter (``_bayes_worker.py``), so a "repeated run" is a new proc
 finds the backend's persistent compilation cache warm, while NumPyro's ``svi.run`` /
 ``MCMC.run`` compile again (JAX's default: no persistent cache). Every subprocess gets
 ``PYTHONHASHSEED=0``: NumPyro's ``Trace_ELBO`` sums sites in ``set`` order, which is in the
-traced program and so in the cache key (docs/decisions.md).
+traced program and so in the cache key (docs/decisions/0123-svi-losses-and-pythonhashseed.md).
 """
 
 from __future__ import annotations

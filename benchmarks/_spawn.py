@@ -77,7 +77,8 @@ def spawn(args: list[str], *, first_step: int = 1, timeout: float = 600.0) -> Pr
     """Run ``python *args`` in a fresh interpreter (``PYTHONHASHSEED=0``) and measure it.
 
     ``PYTHONHASHSEED=0``: NumPyro's ``Trace_ELBO`` sums sites in ``set`` order, which is in
-    the traced program and so in the persistent-cache key (docs/decisions.md).
+    the traced program and so in the persistent-cache key
+    (docs/decisions/0123-svi-losses-and-pythonhashseed.md).
     """
     env = dict(os.environ, PYTHONHASHSEED="0")
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:

@@ -39,7 +39,7 @@ The tables below are the versions those cells installed; each cell fails when it
 is stale (`scripts/compatibility.py`); a Python with no column yet is reported, not failed.
 Regenerate with `python scripts/compatibility.py write` after running the cells
 (`PIPEKIT_COMPAT_WRITE=1 nox -s "tests-equinox-3.11(lowest)"`, or `nox -t ci`). Why each floor
-is where it is: `docs/decisions.md`, "Version floors and the test matrix".
+is where it is: [decision 0168](decisions/0168-version-floors.md).
 
 A `lowest` cell runs the tests marked `lowest` (`pytest -m lowest`: the README example, a real
 SIGKILL bit-identical resume, a bad option refused before compiling, an operator saved and

@@ -3,7 +3,7 @@ simulated CPU devices (``--xla_force_host_platform_device_count=4``, a real subp
 NUTS sampling gives the one-device draws bit for bit. Window adaptation agrees to float32
 rounding only: XLA compiles the per-chain dual averaging (log / exp) for a batch of four
 chains on one device and of one chain per device differently, and the last bit differs
-(docs/decisions.md, "BlackJAX: chains over devices")."""
+(docs/decisions/0139-blackjax-chains-over-devices.md)."""
 
 from __future__ import annotations
 

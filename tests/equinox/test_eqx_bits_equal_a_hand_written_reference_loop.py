@@ -12,7 +12,7 @@ dropout (so the per-step keys are covered), with a constant rate and a cosine sc
 
 Both sides run in the same process on the same machine: XLA's CPU code depends on the
 instruction set (AVX-512 or not) and so do the bits, so nothing here is compared against
-values recorded on another machine (docs/decisions.md, "Bit-identity is per machine").
+values recorded on another machine (docs/decisions/0002-tests-compare-two-runs.md).
 """
 
 from __future__ import annotations

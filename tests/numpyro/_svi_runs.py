@@ -4,7 +4,8 @@ Used by the SVI resume test over a ``grain.IterDataset`` (map-style data is the 
 SIGKILL check). Every process runs with the same ``PYTHONHASHSEED``: NumPyro's ``Trace_ELBO``
 sums the sites' log-densities in the order of a Python ``set`` of site names, so under hash
 randomisation two uninterrupted runs in fresh processes differ in the last bit of some
-steps' losses (the params stay bit-identical); ``docs/decisions.md`` records it.
+steps' losses (the params stay bit-identical);
+``docs/decisions/0123-svi-losses-and-pythonhashseed.md`` records it.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ CASES: list[tuple[dict[str, Any], dict[str, Any]]] = [
     ),
     ({"dense_mass": [["mu", "tau"]]}, {"dense_mass": [("mu", "tau")]}),
     # One chain (and sequential chains) with a full dense matrix: bit-identical; vectorised
-    # chains agree to rounding only (docs/decisions.md, issue 25).
+    # chains agree to rounding only (docs/decisions/0127-dense-mass-bit-identity.md).
     ({"dense_mass": True}, {"dense_mass": True}),
 ]
 

@@ -128,7 +128,7 @@ class TrainingLoop:
         accumulate_steps: micro-batches of ``batch_size`` whose gradients are averaged
             into one optimiser update (default 1). ``max_steps`` counts optimiser
             updates, so a run reads ``max_steps * accumulate_steps`` batches
-            (``docs/decisions.md``).
+            (``docs/decisions/0078-max-steps-counts-updates.md``).
         ema_decay: ``None`` (off) or ``0 < d < 1``: keep an exponential moving average
             of the trained weights, updated after every optimiser update; evaluation
             and the returned op use the averaged weights (like Keras ``use_ema``).
