@@ -37,6 +37,7 @@ __all__ = [
     "is_classification",
     "validate_loss",
     "unknown_loss_error",
+    "align_shapes",
 ]
 
 #: The loss names every backend understands.
@@ -104,3 +105,35 @@ def validate_loss(
             f"(pred, target) -> scalar, got {type(loss).__name__}",
             field=error_field or field,
         )
+
+
+def align_shapes(
+    name: str,
+    pred_shape: tuple[int, ...],
+    target_shape: tuple[int, ...],
+    *,
+    field: str = "TrainingLoop.loss",
+    expected: str = "they must have the same shape",
+) -> str:
+    """How an elementwise loss aligns a prediction with its target, by shapes alone.
+
+    The one shape rule of every backend (array-library free, so Lightning and Keras apply it
+    to a probe batch's shapes before training): equal shapes are ``"same"``; a trailing axis
+    of size 1 on the prediction (``(n, 1)`` against ``(n,)``) is ``"expand_target"``; one on
+    the target is ``"squeeze_target"``. Any other pair — in particular one that would
+    *broadcast* to ``(n, n)`` and train a wrong model — raises :class:`ConfigError` naming
+    both shapes.
+    """
+    pred_shape, target_shape = tuple(pred_shape), tuple(target_shape)
+    if pred_shape == target_shape:
+        return "same"
+    if pred_shape == target_shape + (1,):
+        return "expand_target"
+    if target_shape == pred_shape + (1,):
+        return "squeeze_target"
+    raise ConfigError(
+        f"{field}: loss {name!r} got predictions of shape {pred_shape} and targets of shape "
+        f"{target_shape}; {expected} (a trailing axis of size 1 on either side is aligned; "
+        f"pairs that would broadcast are refused)",
+        field=field,
+    )

@@ -18,6 +18,7 @@ from pipekit_train.jax._deps import missing_jax_extra
 from pipekit_train.losses import (
     CLASSIFICATION_LOSSES,
     LOSS_NAMES,
+    align_shapes,
     is_classification,
     validate_loss,
 )
@@ -57,13 +58,15 @@ def _align(name: str, pred: Any, target: Any, field: str) -> tuple[Any, Any]:
     """Same shape for elementwise losses; a trailing size-1 axis on either side is dropped."""
     pred = jnp.asarray(pred)
     target = jnp.asarray(target)
-    if pred.shape == target.shape:
-        return pred, target
-    if pred.shape == target.shape + (1,):
+    try:
+        how = align_shapes(name, pred.shape, target.shape, field=field)
+    except ConfigError:
+        raise _shape_error(name, pred, target, "they must have the same shape", field) from None
+    if how == "expand_target":
         return pred, target[..., None]
-    if target.shape == pred.shape + (1,):
+    if how == "squeeze_target":
         return pred, target[..., 0]
-    raise _shape_error(name, pred, target, "they must have the same shape", field)
+    return pred, target
 
 
 def _float_pred(name: str, pred: Any, field: str) -> Any:
