@@ -60,11 +60,17 @@ def _owner_is_dead(owner: str) -> bool:
 
 @dataclass(frozen=True)
 class Slot:
-    """One claimed slot: its index and the trial number made for it (``None``: not yet)."""
+    """One claimed slot: its index, the trial number made for it (``None``: not yet), its
+    population group (``None``: a trial of its own) and whether it is done."""
 
     index: int
     trial_number: int | None
     group: int | None = None
+    done: bool = False
+
+
+class _LostRace(Exception):
+    """Another process adopted part of a group first (rolls the transaction back)."""
 
 
 class Claims:
@@ -136,12 +142,90 @@ class Claims:
             return Slot(index, None, group)
         return None
 
+    def take_group(self, n_slots: int, size: int) -> list[Slot]:
+        """The lowest ``size`` free slots below ``n_slots`` (fewer where fewer are left), now
+        this process's as ONE population group named by its first slot: inserted in one
+        transaction, so a group is in the table whole or not at all (a process killed while
+        taking it leaves no part of a population); ``[]`` when all are taken."""
+        while True:
+            taken = {r["slot"] for r in self.rows()}
+            free = [i for i in range(n_slots) if i not in taken][:size]
+            if not free:
+                return []
+            now = time.time()
+            try:
+                with self.engine.begin() as c:
+                    c.execute(
+                        self.table.insert(),
+                        [
+                            {
+                                "study": self.study,
+                                "slot": i,
+                                "owner": self.owner,
+                                "heartbeat": now,
+                                "trial_number": None,
+                                "grp": free[0],
+                                "done": False,
+                            }
+                            for i in free
+                        ],
+                    )
+            except self.sa.exc.IntegrityError:
+                continue  # another process took one of them: look again
+            self._mine.update(free)
+            return [Slot(i, None, free[0]) for i in free]
+
+    def adopt(self) -> list[Slot]:
+        """The lowest unfinished slot whose owner is dead, now this process's, or ``[]``.
+
+        A slot of a population group is adopted with its WHOLE group, done members
+        included (in slot order, each with its ``done``), in one compare-and-set
+        transaction: the population resumed is the one its checkpoint holds, never the
+        members left unfinished, and no two processes split one group.
+        """
+        rows = sorted(self.rows(), key=lambda r: r["slot"])
+        now = time.time()
+
+        def stale(r: dict[str, Any]) -> bool:
+            return r["owner"] != self.owner and (
+                _owner_is_dead(r["owner"]) or now - r["heartbeat"] > self.grace_s
+            )
+
+        for r in rows:
+            if r["done"] or not stale(r):
+                continue
+            if r["grp"] is None:
+                slot = self._take_over(r)
+                if slot is not None:
+                    return [slot]
+                continue
+            members = [m for m in rows if m["grp"] == r["grp"]]
+            if any(not m["done"] and not stale(m) for m in members):
+                continue  # part of the group is alive: not adoptable
+            t, owners = self.table, {m["owner"] for m in members if m["owner"] != self.owner}
+            try:
+                with self.engine.begin() as c:
+                    won = 0
+                    for owner in sorted(owners):
+                        won += c.execute(
+                            t.update()
+                            .where(t.c.study == self.study, t.c.grp == r["grp"], t.c.owner == owner)
+                            .values(owner=self.owner, heartbeat=time.time())
+                        ).rowcount
+                    if won != sum(m["owner"] != self.owner for m in members):
+                        raise _LostRace
+            except _LostRace:
+                continue
+            self._mine.update(m["slot"] for m in members if not m["done"])
+            return [Slot(m["slot"], m["trial_number"], m["grp"], bool(m["done"])) for m in members]
+        return []
+
     def adopt_stale(self, group: int | None = None) -> Slot | None:
         """An unfinished slot whose owner is dead, now this process's (compare-and-set).
 
         ``group``: only a slot of that population group (its other members).
         """
-        t, now = self.table, time.time()
+        now = time.time()
         for r in sorted(self.rows(), key=lambda r: r["slot"]):
             if r["done"] or r["owner"] == self.owner:
                 continue
@@ -149,21 +233,29 @@ class Claims:
                 continue
             if not (_owner_is_dead(r["owner"]) or now - r["heartbeat"] > self.grace_s):
                 continue
-            with self.engine.begin() as c:
-                won = c.execute(
-                    t.update()
-                    .where(
-                        t.c.study == self.study,
-                        t.c.slot == r["slot"],
-                        t.c.owner == r["owner"],
-                        t.c.done.is_(False),
-                    )
-                    .values(owner=self.owner, heartbeat=time.time())
-                ).rowcount
-            if won == 1:
-                self._mine.add(r["slot"])
-                return Slot(r["slot"], r["trial_number"], r["grp"])
+            slot = self._take_over(r)
+            if slot is not None:
+                return slot
         return None
+
+    def _take_over(self, r: dict[str, Any]) -> Slot | None:
+        """Row ``r`` now this process's, if its owner is still the one read (compare-and-set)."""
+        t = self.table
+        with self.engine.begin() as c:
+            won = c.execute(
+                t.update()
+                .where(
+                    t.c.study == self.study,
+                    t.c.slot == r["slot"],
+                    t.c.owner == r["owner"],
+                    t.c.done.is_(False),
+                )
+                .values(owner=self.owner, heartbeat=time.time())
+            ).rowcount
+        if won != 1:
+            return None
+        self._mine.add(r["slot"])
+        return Slot(r["slot"], r["trial_number"], r["grp"])
 
     def _update(self, index: int, **values: Any) -> None:
         t = self.table

@@ -26,7 +26,7 @@ from .._compile_cache_default import runs_on_jax
 from ..errors import ConfigError, PipekitError, TrainingError
 from ._claims import Claims, Slot
 from ._optuna import check_names, import_optuna, make_pruner, make_sampler, open_storage, spec_of
-from ._pruning import PRUNED_ATTR, ReportToTrial
+from ._pruning import PRUNED_ATTR, ReportToMembers, ReportToTrial
 from ._space import Param, apply_params, parse_space
 
 __all__ = ["Sweep", "INJECTABLE", "SLOT_ATTR", "METRICS_ATTR"]
@@ -242,18 +242,14 @@ class Sweep:
         start = time.monotonic()
         try:
             while True:
-                slot = claims.adopt_stale()
-                group = [slot] if slot is not None else []
-                if slot is not None and slot.group is not None:
-                    while (more := claims.adopt_stale(group=slot.group)) is not None:
-                        group.append(more)
+                group = claims.adopt()  # a dead process's trial, or its whole population
                 if not group:
                     if self.timeout is not None and time.monotonic() - start > self.timeout:
                         break
                     group = self._take(claims)
                     if not group:
                         break
-                if self._populating and group[0].group is not None:
+                if group[0].group is not None:
                     stopped = self._run_population(study, claims, group)
                 else:
                     stopped = self._run_slot(study, claims, group[0])
@@ -280,18 +276,7 @@ class Sweep:
             one = claims.take_free(self.n_trials)
             return [one] if one is not None else []
         assert self.population is not None
-        taken: list[Slot] = []
-        group: int | None = None
-        while len(taken) < self.population:
-            slot = claims.take_free(self.n_trials, group=group)
-            if slot is None:
-                break
-            if group is None:  # the group is named by its first slot
-                group = slot.index
-                claims.set_group(slot.index, group)
-                slot = Slot(slot.index, None, group)
-            taken.append(slot)
-        return taken
+        return claims.take_group(self.n_trials, self.population)
 
     def _trial_id(self, study: Any, claims: Claims, slot: Slot) -> tuple[int, int]:
         """The trial of ``slot`` (made now if it has none): ``(trial_id, number)``."""
@@ -420,23 +405,48 @@ class Sweep:
         claims.finish(slot.index)
 
     def _run_population(self, study: Any, claims: Claims, slots: Sequence[Slot]) -> bool:
-        """Run ``slots`` as one vmapped Equinox population (``run_population``)."""
+        """Run ``slots`` (a whole group) as one vmapped Equinox population (``run_population``).
 
-        members, trials = [], []
+        Every member of the group is in the population, also one already finished (pruned,
+        or told before a kill): with its stored params, so a resumed population is the one
+        its checkpoint holds. A finished member is masked: trained on (the compiled program
+        has one member axis), never reported or told again. The pruner is asked for each
+        live member at host events (``ReportToMembers``); a pruned member's trial is told
+        ``PRUNED`` there and then, and the others go on.
+        """
+        members: list[dict[str, Any]] = []
+        trials: list[tuple[Slot, Any, int]] = []
         for slot in slots:
             trial_id, number = self._trial_id(study, claims, slot)
-            trial, values = self._suggest(study, trial_id, number)
+            if slot.done or self._finished(study, claims, slot, trial_id):
+                frozen = study._storage.get_trial(trial_id)
+                values = {p.path: frozen.params[p.path] for p in self.params}
+                trial = None
+            else:
+                trial, values = self._suggest(study, trial_id, number)
             members.append(values)
             trials.append((slot, trial, number))
             self._write_trial_yaml(number, self.trial_config(number, values))
+        if all(trial is None for _, trial, _ in trials):
+            return False
         data = self.trial_config(trials[0][2], {})
         data["checkpoint_dir"] = str(Path(self.folder) / "populations" / str(slots[0].group))
         loop = self._loop(data)
+
+        def pruned(i: int, step: int, metrics: dict[str, float]) -> None:
+            slot, trial, number = trials[i]
+            trial.set_user_attr(METRICS_ATTR, {k: float(v) for k, v in metrics.items()})
+            study.tell(number, state=import_optuna().trial.TrialState.PRUNED)
+            claims.finish(slot.index)
+
+        loop.callbacks.append(ReportToMembers([t for _, t, _ in trials], self.objective, pruned))
         run_population = _equinox_population("run_population")
         results = run_population(loop, members)
+        if any(info.get("interrupted") for _, info in results):
+            return True  # left unfinished: the next start resumes the whole group
         for (slot, trial, number), (_, info) in zip(trials, results, strict=True):
-            if info.get("interrupted"):
-                return True
+            if trial is None or study._storage.get_trial(trial._trial_id).state.is_finished():
+                continue  # finished before this run, or pruned in it
             self._tell(study, claims, slot, trial, number, info.get("final_metrics") or {})
         return False
 
