@@ -38,10 +38,16 @@ _OWNED: dict[str, str] = {
     "log_every_n_steps": "TrainingLoop.log_every_n_steps",
     "enable_checkpointing": "TrainingLoop.checkpoint_dir and the Checkpoint callback",
     "enable_progress_bar": "the ProgressBar callback",
-    "gradient_clip_val": "optimizer_config.clip_norm",
-    "gradient_clip_algorithm": "optimizer_config.clip_norm",
+    "gradient_clip_val": "optimizer_config.clip_norm; beside a LightningModule's own "
+    "configure_optimizers it passes through",
+    "gradient_clip_algorithm": "optimizer_config.clip_norm; beside a LightningModule's own "
+    "configure_optimizers it passes through",
     "use_distributed_sampler": "nothing (pipekit splits each global batch across ranks itself)",
 }
+
+#: Owned keys that pass through to the Trainer when the module brings its own
+#: ``configure_optimizers`` (then ``optimizer_config``, and its ``clip_norm``, cannot be used).
+CLIPPING = ("gradient_clip_val", "gradient_clip_algorithm")
 
 #: The pipekit keys (not Trainer arguments).
 PIPEKIT_KEYS = ("resume", "num_workers")

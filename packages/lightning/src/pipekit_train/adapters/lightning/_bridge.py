@@ -79,6 +79,11 @@ def step_seed(seed: int, index: int) -> int:
     return ((seed + 1) * 0x9E3779B97F4A7C15 + index * 0xBF58476D1CE4E5B9) & _MASK
 
 
+def transfer_seed(seed: int, index: int) -> int:
+    """The torch seed the batch-transfer hooks of batch ``index`` run under (another stream)."""
+    return (step_seed(seed, index) ^ 0x94D049BB133111EB) & _MASK
+
+
 class Bridge(pl.Callback):
     """Pipekit callbacks, evaluation, checkpoints and stop signals inside ``Trainer.fit``."""
 
@@ -149,7 +154,27 @@ class Bridge(pl.Callback):
         if self.runner is None:
             self.make_runner(trainer.is_global_zero)
 
+    def _seed(self, pl_module: pl.LightningModule, seed: int) -> None:
+        # The generators themselves, not torch.manual_seed: before CUDA is initialised that
+        # also queues a CUDA seeding call with a formatted stack trace, on every batch.
+        torch.default_generator.manual_seed(seed)
+        device = pl_module.device
+        if device.type == "cuda":
+            torch.cuda.default_generators[device.index or 0].manual_seed(seed)
+
+    def _seed_transfer(self, pl_module: pl.LightningModule, batch_idx: int) -> None:
+        """Seed for the transfer hooks of run batch ``batch_idx`` (they run before its start).
+
+        Lightning calls ``on_before_batch_transfer`` / ``transfer_batch_to_device`` /
+        ``on_after_batch_transfer`` before ``on_train_batch_start``; a random augmentation
+        there draws from this seed, a function of ``(seed, global batch)``, so a resumed
+        run's first batch is augmented as the uninterrupted run's was.
+        """
+        index = self.start * self.accumulate + batch_idx
+        self._seed(pl_module, transfer_seed(self.loop.seed, index))
+
     def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self._seed_transfer(pl_module, 0)
         if self.read_lr:
             for config in trainer.lr_scheduler_configs:
                 if config.interval == "epoch":
@@ -184,13 +209,7 @@ class Bridge(pl.Callback):
     def on_train_batch_start(
         self, trainer: pl.Trainer, pl_module: pl.LightningModule, batch: Any, batch_idx: int
     ) -> None:
-        seed = step_seed(self.loop.seed, self.start * self.accumulate + batch_idx)
-        # The generators themselves, not torch.manual_seed: before CUDA is initialised that
-        # also queues a CUDA seeding call with a formatted stack trace, on every batch.
-        torch.default_generator.manual_seed(seed)
-        device = pl_module.device
-        if device.type == "cuda":
-            torch.cuda.default_generators[device.index or 0].manual_seed(seed)
+        self._seed(pl_module, step_seed(self.loop.seed, self.start * self.accumulate + batch_idx))
 
     def on_before_optimizer_step(
         self, trainer: pl.Trainer, pl_module: pl.LightningModule, optimizer: Any
@@ -206,6 +225,10 @@ class Bridge(pl.Callback):
         batch: Any,
         batch_idx: int,
     ) -> None:
+        self._batch_end(trainer, outputs)
+        self._seed_transfer(pl_module, batch_idx + 1)  # the next batch's transfer hooks
+
+    def _batch_end(self, trainer: pl.Trainer, outputs: Any) -> None:
         loss = outputs["loss"] if isinstance(outputs, dict) else outputs
         if loss is not None:
             self._pending.append(loss.detach())

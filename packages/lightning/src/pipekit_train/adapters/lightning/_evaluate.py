@@ -94,11 +94,17 @@ def make_validation(
     rows) — Lightning's epoch-level reduction. ``val_x``, ``val/x`` and ``x`` all become
     ``val_x`` in the writers. Without a ``validation_step`` (``own_step=False``) the loss
     its ``training_step`` returns is ``loss`` and what it logs is dropped.
+
+    Each batch reaches the device as in Lightning's own validation loop: through
+    ``on_before_batch_transfer``, ``transfer_batch_to_device`` and ``on_after_batch_transfer``
+    (the datamodule's where it defines them, else the module's; ``dataloader_idx=0``), with
+    the trainer in its validating stage (``self.trainer.validating`` is true in them).
     """
-    from lightning.fabric.utilities.apply_func import move_data_to_device
 
     def evaluate(net: torch.nn.Module) -> dict[str, float]:
         device = next(iter(net.parameters())).device
+        trainer = getattr(module, "_trainer", None)
+        stage = trainer.state.stage if trainer is not None else None
         was_training = net.training
         totals: dict[str, float] = {}
         weights: dict[str, float] = {}
@@ -113,18 +119,30 @@ def make_validation(
             if own_step:
                 add(_val_name(name), value, size)
 
+        def to_device(batch: Any) -> Any:  # Lightning's evaluation loop, step for step
+            if trainer is None:
+                batch = module._on_before_batch_transfer(batch, 0)
+                return module._apply_batch_transfer_handler(batch, device, 0)
+            batch = trainer.precision_plugin.convert_input(batch)
+            batch = module._on_before_batch_transfer(batch, 0)
+            return trainer.strategy.batch_to_device(batch, dataloader_idx=0)
+
         net.eval()
         recorder.sink = sink
+        if trainer is not None:
+            trainer.validating = True
         try:
             with torch.no_grad():
                 for i, (batch, rows) in enumerate(batches()):
-                    batch = move_data_to_device(batch, device)
+                    batch = to_device(batch)
                     if own_step:
                         module.validation_step(batch, i)
                     else:
                         out = module.training_step(batch, i)
                         add("loss", out["loss"] if isinstance(out, dict) else out, rows)
         finally:
+            if trainer is not None:
+                trainer.state.stage = stage
             recorder.sink = None
             net.train(was_training)
         return {k: totals[k] / weights[k] for k in totals if weights[k]}

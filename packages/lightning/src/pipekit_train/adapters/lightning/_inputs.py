@@ -20,6 +20,7 @@ from pipekit_train.engine import check_labels, output_width
 from pipekit_train.errors import ConfigError, DataError
 
 from ._data import Arrays, StepBatches, eval_batches, normalize_dataset
+from ._datamodule import own_transfer_hooks
 from ._evaluate import array_batches, loader_batches, make_evaluate, make_validation
 from ._loaders import Records, from_datamodule, from_loader
 from ._losses import resolve_loss
@@ -91,6 +92,21 @@ def _default_collate_only(collate: Any, field: str) -> None:
         )
 
 
+def _no_transfer_hooks(ds: Any) -> None:
+    """``model_op`` + ``loss=`` read ``{"x", "y"}`` batches, not a datamodule's own."""
+    hooks = own_transfer_hooks(ds) if isinstance(ds, pl.LightningDataModule) else []
+    if hooks:
+        raise ConfigError(
+            f"TrainingLoop.dataset is a {type(ds).__name__} with its own {', '.join(hooks)}, "
+            "written for the batches its train_dataloader makes; model_op + loss= train on "
+            "the records' 'x' and 'y' as {'x', 'y'} batches, so those hooks would get batches "
+            "of another form. Give a LightningModule whose training_step takes the "
+            "datamodule's batches (task= or model_op, without loss=): then the hooks run as "
+            "under Trainer.fit",
+            field="dataset",
+        )
+
+
 def data_and_evaluate(
     loop: Any,
     options: Options,
@@ -111,10 +127,22 @@ def data_and_evaluate(
     records: Records | None = None
     if isinstance(ds, pl.LightningDataModule):
         records, dm_val = from_datamodule(ds, loop.batch_size)
-        if dm_val is not None and vds is not None:
+        if vds is ds:  # "evaluate on the datamodule": its val_dataloader, at the eval cadence
+            if dm_val is None:
+                raise ConfigError(
+                    f"TrainingLoop.val_dataset is the LightningDataModule in dataset "
+                    f"({type(ds).__name__}), which defines no val_dataloader; define one, "
+                    "or give the validation data itself as val_dataset",
+                    field="val_dataset",
+                )
+            vds = None
+        elif dm_val is not None and vds is not None:
             raise ConfigError(
                 f"TrainingLoop.val_dataset is set and the LightningDataModule in dataset "
-                f"({type(ds).__name__}) defines val_dataloader; drop one of the two",
+                f"({type(ds).__name__}) defines val_dataloader; drop val_dataset (the "
+                "val_dataloader is evaluated at the end of the run), or give "
+                "val_dataset=<the same datamodule> to evaluate its val_dataloader at "
+                "eval_every_n_steps",
                 field="val_dataset",
             )
         vds = vds if dm_val is None else dm_val
@@ -124,6 +152,7 @@ def data_and_evaluate(
     workers = options.num_workers if own_workers or records is None else records.num_workers
     if records is not None and loss_fn is not None:
         _default_collate_only(records.collate, records.field)
+        _no_transfer_hooks(ds)
         train = normalize_dataset(records.dataset, records.field)
         records = None
     elif records is not None:
@@ -179,6 +208,9 @@ def _check_batch(
 ) -> None:
     """Run the model and the loss on one batch (no gradients) so a misfit fails before ``fit``.
 
+    A prediction/target pair the loss would broadcast is the loss's ``ConfigError`` (core's
+    ``align_shapes``), raised here, before any hook runs or any file is written.
+
     Between the two, ``labels`` (the dataset's whole label column) are checked against
     the width of the output (``pipekit_train.engine.check_labels`` for the loss name
     ``loss``).
@@ -200,6 +232,12 @@ def _check_batch(
                 check_labels(labels, output_width(pred.shape), loss, field=field)
             try:
                 value = loss_fn(pred, batch["y"])
+            except ConfigError as exc:  # a pair of shapes the loss refuses (it would broadcast)
+                raise ConfigError(
+                    f"{exc}; seen on one batch of {field}, before training. Make the model's "
+                    "output and the targets agree (e.g. reshape y, or the model's last layer)",
+                    field=exc.field,
+                ) from None
             except Exception as exc:
                 raise DataError(
                     f"{field}: the loss fails on the model's output {list(pred.shape)} and the "

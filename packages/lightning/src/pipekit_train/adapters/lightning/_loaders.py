@@ -11,7 +11,8 @@ order is theirs), a ``RandomSampler`` with replacement or ``num_samples``.
 
 A ``LightningDataModule`` is ``prepare_data()`` + ``setup("fit")``; its
 ``train_dataloader()`` is the training data and its ``val_dataloader()`` (if it defines
-one) the validation data.
+one) the validation data; its batch-transfer hooks are called as ``Trainer.fit`` calls them
+(``_datamodule.StepDataModule``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class Records:
     collate: Callable[[list[Any]], Any]
     num_workers: int
     field: str
+    datamodule: Any = None
 
     def __len__(self) -> int:
         return len(self.dataset)
@@ -103,6 +105,7 @@ def from_datamodule(dm: pl.LightningDataModule, batch_size: int) -> tuple[Record
         dm.train_dataloader(), "TrainingLoop.dataset (train_dataloader)", batch_size
     )
     val = dm.val_dataloader() if _overrides(dm, "val_dataloader") else None
+    train.datamodule = dm
     return train, val
 
 

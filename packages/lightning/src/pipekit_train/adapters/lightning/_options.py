@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipekit_train.adapters._lightning_options import _OWNED as _OWNED
-from pipekit_train.adapters._lightning_options import OPTION_SPECS, PIPEKIT_KEYS
+from pipekit_train.adapters._lightning_options import CLIPPING, OPTION_SPECS, PIPEKIT_KEYS
 from pipekit_train.engine import (
     parse_backend_options,
 )
 from pipekit_train.errors import ConfigError, closest
 
-__all__ = ["Options", "parse_options", "OPTION_SPECS", "trainer_parameters"]
+__all__ = ["Options", "parse_options", "check_clipping", "OPTION_SPECS", "trainer_parameters"]
 
 
 @dataclass
@@ -126,12 +126,31 @@ def check_trainer_options(trainer: dict[str, Any]) -> None:
     ) from error
 
 
+def check_clipping(options: Options, own_optimizer: bool) -> None:
+    """``gradient_clip_*`` pass through beside the module's own ``configure_optimizers`` only.
+
+    With the loop's optimiser, clipping is ``optimizer_config.clip_norm`` (the same on every
+    backend); with the module's own, ``optimizer_config`` cannot be given, so the Trainer's
+    options are the way — each refusal points at the way that works, never at the other.
+    """
+    for key in CLIPPING:
+        if key in options.trainer and not own_optimizer:
+            raise ConfigError(
+                f"backend_options.{key}: with the loop's optimiser (optimizer_config) pipekit "
+                "sets the Trainer's gradient clipping itself; give optimizer_config="
+                '{..., "clip_norm": value} (global-norm clipping) instead. '
+                f"backend_options.{key} is taken beside a LightningModule's own "
+                "configure_optimizers",
+                field=f"backend_options.{key}",
+            )
+
+
 def parse_options(options: dict[str, Any] | None) -> Options:
     """Validate ``backend_options``; ``ConfigError`` naming the first bad key."""
     parsed = parse_backend_options(options, OPTION_SPECS, backend="lightning", keep_unknown=True)
     known = trainer_parameters()
     for key in parsed.rest:
-        if key in _OWNED:
+        if key in _OWNED and key not in CLIPPING:  # clipping: check_clipping, knowing the module
             raise ConfigError(
                 f"backend_options.{key}: pipekit sets the Trainer's {key} itself; use "
                 f"{_OWNED[key]} instead",

@@ -43,7 +43,7 @@ from ._inputs import data_and_evaluate, resolve_module
 from ._module import attach_optimizer
 from ._ops import TorchModelOp, module_structure_digest
 from ._optim import check_optimizer, parse_spec
-from ._options import Options, parse_options
+from ._options import Options, check_clipping, parse_options
 from ._own import LogRecorder, uses_own_optimizer
 
 __all__ = ["run", "fingerprint"]
@@ -144,6 +144,7 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
 
     op, net, pl_module, loss_fn, field = resolve_module(loop)
     own_optimizer = uses_own_optimizer(loop, net, field)
+    check_clipping(options, own_optimizer)
     schedule = None if own_optimizer else attach_optimizer(pl_module, spec)
     recorder = LogRecorder(pl_module) if loss_fn is None else None
 
@@ -205,6 +206,7 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
             num_workers=workers,
             accumulate=accumulate,
             records=records,
+            user=records.datamodule if records is not None else None,
         )
         owns_process_group = not _process_group_initialized()
         with StopSignals() as signals:
@@ -215,6 +217,12 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
                 with warnings.catch_warnings():
                     if evaluate is not None:  # pipekit runs the evaluation, not Lightning
                         warnings.filterwarnings("ignore", message=r".*no `val_dataloader`")
+                    if records is None or records.datamodule is None:
+                        # The datamodule is pipekit's, not the user's: their module's
+                        # transfer hooks are used, as under fit with a plain DataLoader.
+                        warnings.filterwarnings(
+                            "ignore", message=r".*but have passed in a `LightningDataModule`"
+                        )
                     trainer.fit(pl_module, datamodule=datamodule)
             except SIGTERMException:
                 # Lightning's own SIGTERM handler ends fit after the batch; the bridge has
