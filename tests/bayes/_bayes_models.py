@@ -21,7 +21,7 @@ def linreg(x: Any, y: Any = None, N: int | None = None) -> None:
 
 
 def no_y(x: Any) -> None:
-    """A model with the wrong signature (no ``y``)."""
+    """A model of ``x`` alone (no ``y``): the (x, y) form does not bind to it."""
     numpyro.sample("a", dist.Normal(0.0, 1.0))
 
 

@@ -32,10 +32,13 @@ def test_unknown_guide_suggests_the_closest_name() -> None:
         NumpyroTask(model=linreg, guide="AutoNormall")
 
 
-def test_model_without_y_is_rejected() -> None:
-    with pytest.raises(ConfigError, match=r"model\(x, y=None\)") as err:
-        NumpyroTask(model=no_y)
-    assert err.value.field == "task.model"
+def test_model_without_y_given_x_and_y_is_told_to_take_its_data_by_name() -> None:
+    # Any signature is a model; the (x, y) form that does not bind to it is the mistake.
+    task = NumpyroTask(model=no_y)
+    x, y = linreg_data(8)
+    with pytest.raises(ConfigError, match=r"task.model\(x, y\).*\{'x': \.\.\.\}") as err:
+        check_task_on_data(task, x, y)
+    assert err.value.field == "dataset"
 
 
 def test_model_that_is_not_callable_is_rejected() -> None:

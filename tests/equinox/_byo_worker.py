@@ -4,8 +4,9 @@ Usage: python _byo_worker.py CKPT_DIR OUT_NPZ KILL_AT OPTIMIZER DATA
 
 OPTIMIZER: ``optax`` (the user's own ``optax.chain`` with an inject_hyperparams
 adamw on a cosine schedule) or ``optax-other`` (a different object: adam at another
-rate). DATA: ``map`` (a dict of arrays) or ``iter`` (a ``grain.IterDataset`` of
-single examples, shuffled and repeated by Grain). A dropout MLP on a small
+rate). DATA: ``map`` (a dict of arrays), ``iter`` (a ``grain.IterDataset`` of
+single examples, shuffled and repeated by Grain) or ``mapds`` (a ``grain.MapDataset``
+the user shuffled, read in its own order). A dropout MLP on a small
 synthetic problem trains 40 steps with a checkpoint every 10; with KILL_AT > 0 the
 process SIGKILLs itself at that step (``tests/resume_killer.py``). Otherwise it
 writes the final carry and every step's loss to OUT_NPZ and prints a JSON
@@ -77,6 +78,8 @@ def dataset(kind: str):
     import grain
 
     records = [{"x": data["x"][i], "y": data["y"][i]} for i in range(len(data["x"]))]
+    if kind == "mapds":
+        return grain.MapDataset.source(records).shuffle(seed=5)
     return grain.MapDataset.source(records).shuffle(seed=5).repeat().to_iter_dataset()
 
 

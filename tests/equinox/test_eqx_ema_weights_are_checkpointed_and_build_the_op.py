@@ -34,7 +34,7 @@ def _loop(ckpt, max_steps: int, ema_decay: float = 0.9):
 
 def _carry(ckpt, step: int) -> list[np.ndarray]:
     state = read_state(ckpt / str(step))
-    return [state[k] for k in sorted(state)]
+    return list(state.values())  # the carry's order: read_state keeps it (names are key paths)
 
 
 def test_resume_keeps_the_ema_bit_identical_and_the_op_is_the_ema(tmp_path):

@@ -12,7 +12,8 @@ that a loaded machine cannot finish the run before the parent kills it). MODE:
 checkpoint of step AT was handed to the asynchronous writer), ``sigterm`` /
 ``sigint`` (sends itself that signal at the event of step AT). At a normal end it
 writes every model and optimiser variable and the loss of every step it ran to
-OUT_NPZ, and prints backend_info as JSON on its last line.
+OUT_NPZ (and the compiled accuracy metric's row of every step, when there is one), and
+prints backend_info and the evaluations as JSON on its last line.
 ``PIPEKIT_TEST_FEATURES=1`` trains with ``accumulate_steps=2`` and ``ema_decay=0.9``
 (the EMA averages are optimiser variables, so they are in OUT_NPZ too).
 ``PIPEKIT_TEST_OWN=1`` trains the model the user compile()d (SGD with momentum on an
@@ -48,16 +49,23 @@ class Recorder(Callback):
     def __init__(self, mode: str, at: int) -> None:
         self.mode, self.at = mode, at
         self.losses: dict[int, float] = {}
+        self.accuracies: dict[int, float] = {}  # the compiled metric's rows (PIPEKIT_TEST_OWN)
+        self.evals: dict[int, dict[str, float]] = {}
 
     def on_step_end(self, loop, state) -> None:
         for step, loss in zip(state.window_steps, state.window["loss"], strict=True):
             self.losses[step] = float(loss)
+        for step, acc in zip(state.window_steps, state.window.get("accuracy", []), strict=False):
+            self.accuracies[step] = float(acc)
         if os.environ.get("PIPEKIT_TEST_WAIT_COMMIT") and state.step >= 35:
             _wait_for_a_commit(loop.checkpoint_dir)
         print(f"step {state.step}", flush=True)
         time.sleep(float(os.environ.get("PIPEKIT_TEST_EVENT_SLEEP", "0")))  # a slower run
         if state.step == self.at and self.mode in ("sigterm", "sigint"):
             os.kill(os.getpid(), signal.SIGTERM if self.mode == "sigterm" else signal.SIGINT)
+
+    def on_eval_end(self, loop, state, metrics) -> None:
+        self.evals[state.step] = dict(metrics)
 
     def on_checkpoint(self, loop, state, step) -> None:
         if step == self.at and self.mode == "kill-after-checkpoint":
@@ -110,9 +118,11 @@ def main() -> None:
         *variables(model),
         loss_steps=np.array(steps),
         losses=np.array([recorder.losses[s] for s in steps]),
+        accuracy_steps=np.array(sorted(recorder.accuracies)),
+        accuracies=np.array([recorder.accuracies[s] for s in sorted(recorder.accuracies)]),
     )
     keep = ("final_step", "resumed_from_step", "interrupted", "stop_reason", "final_metrics")
-    print(json.dumps({k: info[k] for k in keep}), flush=True)
+    print(json.dumps({**{k: info[k] for k in keep}, "evals": recorder.evals}), flush=True)
 
 
 if __name__ == "__main__":

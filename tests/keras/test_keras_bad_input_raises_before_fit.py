@@ -90,7 +90,8 @@ def test_val_data_that_does_not_fit_the_model_is_data_error() -> None:
 def test_targets_the_loss_cannot_use_is_config_error() -> None:
     data = digits(256)
     data["y"] = data["y"].reshape(-1, 1).repeat(3, axis=1).astype("float32")
-    with pytest.raises(ConfigError, match="TrainingLoop.loss cannot compare") as e:
+    match = r"TrainingLoop.loss: loss 'mse' got predictions of shape \(32, 10\) and targets of"
+    with pytest.raises(ConfigError, match=match) as e:
         _loop(dataset=data, loss="mse").run()
     assert e.value.field == "loss"
 

@@ -2,7 +2,9 @@
 its own loss and metric) is SIGKILLed right after the checkpoint of step 40 was handed to
 the writer; the rerun resumes and ends bit-identical to an uninterrupted run: every model
 variable, every optimiser variable of the user's SGD (momentum, iterations), each step's
-loss."""
+loss, and each step's row of the compiled ``accuracy`` metric (its running state is
+checkpointed, so its curve does not restart at the resume); the evaluation after the resume
+reports ``val_accuracy`` for that metric, equal to the uninterrupted run's."""
 
 from __future__ import annotations
 
@@ -48,3 +50,10 @@ def test_compiled_model_sigkill_then_resume_is_bit_identical(tmp_path: Path) -> 
     for step, loss in zip(b["loss_steps"].tolist(), b["losses"].tolist(), strict=True):
         assert loss == ref_losses[step], f"loss differs at step {step}"
     assert "accuracy" in info["final_metrics"]
+    ref_acc = dict(zip(a["accuracy_steps"].tolist(), a["accuracies"].tolist(), strict=True))
+    assert len(b["accuracy_steps"]) >= 8  # the rows after the resume
+    for step, acc in zip(b["accuracy_steps"].tolist(), b["accuracies"].tolist(), strict=True):
+        assert acc == ref_acc[step], f"accuracy row differs at step {step}"
+    ref_info = json.loads(ref.stdout.strip().splitlines()[-1])
+    assert set(info["evals"]["80"]) == {"val_loss", "val_accuracy"}
+    assert info["evals"]["80"] == ref_info["evals"]["80"]

@@ -85,10 +85,15 @@ def test_unknown_backend_option(backend, no_compile) -> None:
     _raises(ConfigError, _loop(backend, backend_options={"x46": True}), "backend_options.x46")
 
 
-def test_model_without_y_and_bad_counts_fail_at_construction() -> None:
-    with pytest.raises(ConfigError) as err:
-        NumpyroTask(model=lambda x: None)
-    assert err.value.field == "task.model"
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_model_without_y_given_x_and_y_is_refused_before_compiling(no_compile, backend) -> None:
+    # Any signature is a model (its data may come by its own argument names); the (x, y)
+    # form that does not bind to it is the mistake, named before anything compiles.
+    loop = _loop(backend, task=NumpyroTask(model=lambda x: None))
+    _raises(ConfigError, loop, "dataset")
+
+
+def test_bad_counts_fail_at_construction() -> None:
     for field in ("num_chains", "num_samples"):
         with pytest.raises(ConfigError) as err:
             NumpyroTask(model=pdb.eight_schools, **{field: 0})
@@ -160,3 +165,24 @@ def test_checkpoint_dir_of_another_model_is_refused(tmp_path) -> None:
 def test_training_features_it_cannot_honour_are_refused(backend, field, value, no_compile):
     msg = _raises(ConfigError, _loop(backend, **{field: value}), field)
     assert f"not supported by the {backend} backend" in msg
+
+
+def test_svi_data_by_name_refuses_minibatches_and_an_x_y_val_dataset(no_compile) -> None:
+    # Data given by the model's argument names is fitted whole (as SVI.run does): a
+    # batch_size set below its rows, or a val_dataset in the (x, y) form, is named.
+    from _upstream_examples import baseball_data, partially_pooled
+
+    at_bats, hits = baseball_data()
+    named = {"at_bats": at_bats, "hits": hits}
+    task = NumpyroTask(model=partially_pooled)
+    msg = _raises(ConfigError, _loop("numpyro-svi", task=task, dataset=named), "batch_size")
+    assert "(x, y) form" in msg and "model(x, y=None, N=None)" in msg
+    loop = _loop(
+        "numpyro-svi",
+        task=task,
+        dataset=named,
+        batch_size=32,
+        val_dataset=(at_bats, hits),
+        eval_every_n_steps=5,
+    )
+    assert "{'at_bats': ..., 'hits': ...}" in _raises(ConfigError, loop, "val_dataset")

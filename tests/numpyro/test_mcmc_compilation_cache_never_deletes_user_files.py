@@ -49,8 +49,10 @@ def _tiny_bound(monkeypatch):
 def test_a_run_failing_validation_leaves_the_users_files(tmp_path):
     folder = tmp_path / "my_data"
     files = plant(folder)
-    with pytest.warns(UserWarning, match="never pruned"), pytest.raises(DataError, match="'y'"):
-        _loop(folder, {"x": X}).run()  # no y: refused before anything compiles
+    bad = Y.copy()
+    bad[3] = np.nan
+    with pytest.warns(UserWarning, match="never pruned"), pytest.raises(DataError, match="NaN"):
+        _loop(folder, {"x": X, "y": bad}).run()  # a NaN: refused before anything compiles
     assert_untouched(folder, files)
 
 

@@ -237,10 +237,10 @@ def _format_table(rows: list[dict[str, Any]]) -> str:
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
     # Files only (the store kind is told from the folder): no jax or torch import, so any
-    # install can list any backend's run folder.
-    from .engine import inspect_checkpoints
+    # install can list any backend's run folder. ``--verify`` reads every array (jax then).
+    from .checkpoints import inspect_checkpoints
 
-    rows = inspect_checkpoints(args.directory)
+    rows = inspect_checkpoints(args.directory, verify=args.verify)
     if not rows:
         raise CheckpointError(
             f"no checkpoints in {args.directory}: expected step folders (such as "
@@ -252,6 +252,21 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2, default=str))
     else:
         print(_format_table(rows))
+    if not args.verify:
+        return 0
+    damaged = [r for r in rows if r.get("verified") is False]
+    for r in damaged:
+        print(f"step {r['step']} is damaged: {r['error']}", file=sys.stderr)
+    checked = sum(1 for r in rows if r.get("verified"))
+    if damaged:
+        print(
+            f"pipekit-train inspect --verify: {len(damaged)} damaged step(s) of "
+            f"{len(rows)}; a resume falls back past them to the newest intact step.",
+            file=sys.stderr,
+        )
+        return 1
+    if not args.json:
+        print(f"verified: every array of {checked} step(s) matches its checksum record")
     return 0
 
 
@@ -318,6 +333,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     inspect.add_argument("directory", help="a TrainingLoop's checkpoint_dir")
     inspect.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    inspect.add_argument(
+        "--verify",
+        action="store_true",
+        help="also read every committed step's arrays and check them against their CRC-32 "
+        "records (imports jax for Orbax steps); exit 1 naming each damaged step and array",
+    )
     inspect.set_defaults(func=_cmd_inspect)
     from .plot._cli import add_plot_command
 

@@ -22,6 +22,7 @@ __all__ = [
     "UntrustedCodeError",
     "DataError",
     "TrainingError",
+    "FinishError",
     "LogsNotFoundError",
     "ExtraNotInstalledError",
     "closest",
@@ -72,6 +73,32 @@ class DataError(PipekitError, ValueError):
 
 class TrainingError(PipekitError):
     """Training stopped on a condition the user asked to be fatal (e.g. NaN loss)."""
+
+
+class FinishError(PipekitError):
+    """The run trained to its end, but building what it returns failed after the last step.
+
+    Raised by ``TrainingLoop.run`` when the trained operator or the run report cannot be
+    built (the user's op class, a guide draw, a predictive call, a callback's
+    ``on_run_end``). The message names the stage and the call that failed, the final
+    checkpoint (committed before that stage began, so it is safe) and what a rerun does:
+    it resumes from that checkpoint, runs no steps and builds the operator and the report
+    again. The original exception is ``__cause__``; ``stage``, ``final_step`` and
+    ``checkpoint_step`` hold the facts.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        stage: str,
+        final_step: int,
+        checkpoint_step: int | None,
+    ) -> None:
+        super().__init__(message)
+        self.stage = stage
+        self.final_step = final_step
+        self.checkpoint_step = checkpoint_step
 
 
 class LogsNotFoundError(PipekitError, FileNotFoundError):

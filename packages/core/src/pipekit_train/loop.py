@@ -320,10 +320,13 @@ class TrainingLoop:
 
         Raises ``ConfigError`` for an unknown backend and
         ``BackendNotInstalledError`` (with the ``pip install`` command) when the
-        backend's distribution is missing.
+        backend's distribution is missing. What fails after the last step (building the
+        trained op or the report) raises ``FinishError``, its cause the original error:
+        the final checkpoint is kept, and a rerun builds both from it without training.
         """
         from ._config_digest import attach_digest, config_digest
         from ._quiet import quiet_library_noise
+        from .engine import after_the_last_step
         from .engine._preflight import preflight
 
         quiet_library_noise()
@@ -335,7 +338,10 @@ class TrainingLoop:
         backend = load_backend(self.backend)
         resolved = self.resolved()
         attach_digest(resolved, digest)
-        return backend.run(resolved)
+        # A failure after the last step (building the op or the report) is a FinishError
+        # that names its stage and keeps the final checkpoint (engine._report).
+        with after_the_last_step(backend=self.backend, checkpoint_dir=self.checkpoint_dir):
+            return backend.run(resolved)
 
     # -- YAML ----------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from ._data_labels import output_width as output_width
 from ._data_order import BatchIterator as BatchIterator
 from ._data_order import BatchSource as BatchSource
 from ._data_order import eval_batches as eval_batches
+from ._data_order import refuse_shuffle_option as refuse_shuffle_option
 from ._driver import DriverResult as DriverResult
 from ._driver import run_driver as run_driver
 from ._events import EventOutcome as EventOutcome
@@ -61,7 +62,11 @@ from ._program import close_checkpointer as close_checkpointer
 from ._report import REQUIRED_KEYS as REQUIRED_KEYS
 from ._report import BackendInfo as BackendInfo
 from ._report import RunOutcome as RunOutcome
+from ._report import after_the_last_step as after_the_last_step
 from ._report import backend_info as backend_info
+from ._report import finishing as finishing
+from ._report import training_ended as training_ended
+from ._report import training_started as training_started
 from ._resume import RESUME_MODES as RESUME_MODES
 from ._resume import STRUCTURE_HINT as STRUCTURE_HINT
 from ._resume import ResumeMode as ResumeMode
@@ -136,6 +141,10 @@ __all__ = [
     "BackendInfo",
     "RunOutcome",
     "backend_info",
+    "after_the_last_step",
+    "finishing",
+    "training_ended",
+    "training_started",
     # checkpoint stores and the resume policy
     "CheckpointStore",
     "RESUME_MODES",
@@ -160,6 +169,7 @@ __all__ = [
     "as_stream",
     "data_size",
     "refuse_stream",
+    "refuse_shuffle_option",
     "refuse_stream_options",
     "sized_stream",
     # what a backend's own checkpoint store (Lightning's torch files) builds on

@@ -38,8 +38,10 @@ __all__ = [
     "dataset_rows",
     "describe_dataset",
     "gather_rows",
+    "is_grain_map_dataset",
     "materialize",
     "normalize_dataset",
+    "refuse_endless",
 ]
 
 #: What ``dataset`` / ``val_dataset`` may be, for error messages.
@@ -156,6 +158,10 @@ class RecordSource:
         self._obj = obj
         self._field = field
         self._n = len(obj)
+        #: A ``grain.MapDataset`` is a pipeline the user built (``.shuffle(seed)``,
+        #: ``.repeat()``, ``.map`` …): its index order is the user's, and is kept
+        #: (``BatchSource`` reads it in that order; issue 36 item 4).
+        self.own_order = is_grain_map_dataset(obj)
         if self._n == 0:
             raise DataError(f"{field} is empty: it needs at least one record.")
         self.keys = _record_keys(obj[0], field, 0)
@@ -211,6 +217,18 @@ class RecordSource:
 
 
 Dataset: TypeAlias = "dict[str, np.ndarray] | RecordSource"
+
+
+def is_grain_map_dataset(obj: Any) -> bool:
+    """True for a ``grain.MapDataset`` (any pipeline of one); never imports Grain.
+
+    An object can only be a Grain dataset once its user imported Grain, so a run on
+    arrays never pays Grain's import.
+    """
+    import sys
+
+    map_ds = getattr(sys.modules.get("grain"), "MapDataset", None)
+    return isinstance(map_ds, type) and isinstance(obj, map_ds)
 
 
 def normalize_dataset(dataset: Any, field: str) -> Dataset:
@@ -290,6 +308,24 @@ def _check_arrays(arrays: dict[str, np.ndarray], field: str) -> dict[str, np.nda
     return arrays
 
 
+#: A ``grain.MapDataset`` repeated without ``num_epochs`` has this length (``sys.maxsize``).
+_ENDLESS = 2**63 - 1
+
+
+def refuse_endless(data: Dataset, why: str) -> None:
+    """``DataError`` for an endless ``grain.MapDataset`` (``.repeat()``) read from start to end.
+
+    Training reads one by index (its own order), but a validation set or a backend that
+    holds the whole dataset would never finish reading it.
+    """
+    if isinstance(data, RecordSource) and len(data) >= _ENDLESS:
+        raise DataError(
+            f"{data.field} is an endless grain.MapDataset (.repeat() without num_epochs), "
+            f"which {why}: it would never end. Pass the pipeline before .repeat() (one "
+            "pass of the data)."
+        )
+
+
 def dataset_rows(data: Dataset) -> int:
     """The number of rows (records) of a normalised dataset."""
     return len(data) if isinstance(data, RecordSource) else _rows(data["x"])
@@ -317,6 +353,7 @@ def materialize(dataset: Any, field: str) -> dict[str, np.ndarray]:
     """
     data = normalize_dataset(dataset, field)
     if isinstance(data, RecordSource):
+        refuse_endless(data, "is read whole here")
         indices = _numpy().arange(len(data))
         arrays = data.gather(indices)
         for key, a in arrays.items():

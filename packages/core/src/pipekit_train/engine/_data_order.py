@@ -12,13 +12,27 @@ Data order: epoch ``e`` uses ``np.random.default_rng([seed, e]).permutation(n)``
 dropped), and global batch ``j`` of epoch ``e`` is ``perm[j*B:(j+1)*B]``. With
 ``process_count = P`` processes, process ``p`` reads the ``p``-th contiguous slice of
 ``B // P`` rows of each global batch, so the data order does not depend on the process
-count. Every backend reads this order (the Lightning backend through its own torch
+count.
+
+A ``grain.MapDataset`` keeps **its own order** (issue 36 item 4): the user's pipeline
+(``.shuffle(seed)``, ``.repeat()``, ``.map`` …) already says which example comes when,
+so global batch ``i`` is its elements ``i*B … (i+1)*B - 1``, read by index. Past the
+dataset's length the index runs on, and Grain itself defines the later epochs (epoch
+``e = index // len`` of a ``.shuffle(seed)`` is shuffled with seed ``seed + e``; a
+source reads ``index % len``): exactly the elements ``ds.repeat()`` yields, with no
+remainder dropped. ``seed`` and ``shuffle`` do not touch that order, and an explicit
+``backend_options.shuffle`` that contradicts it is refused (:func:`refuse_shuffle_option`).
+Resume by position works as for any source: batch ``i`` is a pure function of ``i``.
+(This holds where the backend hands the dataset to ``BatchSource`` as it is — Equinox,
+Keras; a backend that materialises it into arrays first reads those in pipekit's order.)
+Every backend reads this order (the Lightning backend through its own torch
 ``Dataset`` over :meth:`BatchSource.global_indices`), so a resumed run reads the same
 batches on each of them. numpy is imported inside the functions.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -31,14 +45,16 @@ from ._data_forms import (
     dataset_rows,
     describe_dataset,
     gather_rows,
+    is_grain_map_dataset,
     normalize_dataset,
+    refuse_endless,
 )
 from ._program import BatchStream
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["BatchIterator", "BatchSource", "eval_batches"]
+__all__ = ["BatchIterator", "BatchSource", "eval_batches", "refuse_shuffle_option"]
 
 #: Epochs covered by ``len(BatchSource)``: the source is virtually infinite.
 _VIRTUAL_EPOCHS = 10**6
@@ -101,12 +117,21 @@ class BatchSource:
         self.process_count = int(process_count)
         self.local_batch_size = self.batch_size // self.process_count
         self.steps_per_epoch = self.n // self.batch_size
+        #: A grain.MapDataset is read in its own index order (see the module docstring).
+        self.own_order = isinstance(self.data, RecordSource) and self.data.own_order
         self._perm_cache: tuple[int, np.ndarray] | None = None
 
     def __len__(self) -> int:
+        if self.own_order:
+            return sys.maxsize // self.batch_size
         return self.steps_per_epoch * _VIRTUAL_EPOCHS
 
     def __repr__(self) -> str:
+        if self.own_order:  # seed and shuffle do not touch the order of the user's pipeline
+            return (
+                f"BatchSource(n={self.n}, batch_size={self.batch_size}, order='own', "
+                f"data={describe_dataset(self.data)})"
+            )
         return (
             f"BatchSource(n={self.n}, batch_size={self.batch_size}, seed={self.seed}, "
             f"shuffle={self.shuffle}, data={describe_dataset(self.data)})"
@@ -132,6 +157,9 @@ class BatchSource:
 
     def global_indices(self, index: int) -> np.ndarray:
         """Row indices of global batch ``index`` (all processes together)."""
+        if self.own_order:
+            b = self.batch_size
+            return _numpy().arange(int(index) * b, (int(index) + 1) * b)
         epoch, j = divmod(int(index), self.steps_per_epoch)
         return self.permutation(epoch)[j * self.batch_size : (j + 1) * self.batch_size]
 
@@ -153,6 +181,12 @@ class BatchSource:
         ``(k, batch_size)``. A chunk that crosses epochs takes one slice per epoch.
         """
         lo = self.process_index * self.local_batch_size
+        if self.own_order:
+            b = self.batch_size
+            rows = _numpy().arange(int(start) * b, (int(start) + int(k)) * b)
+            if self.process_count > 1:
+                rows = rows.reshape(int(k), b)[:, lo : lo + self.local_batch_size]
+            return rows.reshape(-1)
         parts: list[np.ndarray] = []
         index, end = int(start), int(start) + int(k)
         while index < end:
@@ -258,12 +292,31 @@ class BatchIterator(BatchStream):
         self.close()  # a running pipeline restarts lazily from the new position
 
 
+def refuse_shuffle_option(dataset: Any, backend_options: Mapping[str, Any] | None) -> None:
+    """``ConfigError`` for ``backend_options.shuffle=True`` with a ``grain.MapDataset``.
+
+    The pipeline's own order is kept (the module docstring), so pipekit's shuffle would
+    silently not happen; ``shuffle=False`` agrees with it and passes.
+    """
+    if not (backend_options or {}).get("shuffle") or not is_grain_map_dataset(dataset):
+        return
+    raise ConfigError(
+        "backend_options.shuffle=True contradicts TrainingLoop.dataset, a grain.MapDataset: "
+        "pipekit reads a Grain pipeline in its own index order (the order you built; later "
+        "epochs as Grain defines them), so it does not reshuffle it. Shuffle in the pipeline "
+        "(ds.shuffle(seed=...)) and drop backend_options.shuffle, or pass the data as a dict "
+        "of arrays to have pipekit shuffle it.",
+        field="backend_options.shuffle",
+    )
+
+
 def eval_batches(
     data: Any, batch_size: int, *, field: str = "TrainingLoop.val_dataset"
 ) -> Iterator[dict[str, np.ndarray]]:
     """The whole dataset in fixed order: full batches, then one final partial batch."""
     np = _numpy()
     ds = normalize_dataset(data, field)
+    refuse_endless(ds, "is evaluated from start to end")
     n = dataset_rows(ds)
     for start in range(0, n, batch_size):
         yield gather_rows(ds, np.arange(start, min(start + batch_size, n)))

@@ -33,6 +33,11 @@ A ``PipekitError`` from a callback (``TerminateOnNaN``) ends the run without
 checkpointing the bad state; pending asynchronous checkpoint writes are still
 finished, so nothing already committed is lost. On any error the callbacks'
 ``on_exception`` teardown runs and the error is re-raised unchanged.
+
+After the last step (and its checkpoint, committed: pending asynchronous writes are
+waited for first) the driver calls ``training_ended``: an error from then on — a
+callback's ``on_run_end``, the adapter building its operator or report — reaches the
+user as a ``FinishError`` that keeps the run (``engine._report``).
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from .._signals import StopSignals
 from ..carry import TrainerCarryState
 from ._events import EventSite, host_event, record_window
 from ._program import BatchStream, Phase, StepCheckpointer, StepProgram, close_checkpointer
-from ._report import RunOutcome
+from ._report import RunOutcome, training_ended, training_started
 from ._runner import CallbackRunner
 from ._save_clock import SaveClock
 from ._schedule import Schedule
@@ -133,6 +138,7 @@ def run_driver(
     trace = _Trace()
     state.trace = trace.arrays
     resumed_from: int | None = None
+    training_started()
     try:
         runner = CallbackRunner(loop, is_primary=is_primary)
         with runner.guard(state):
@@ -222,6 +228,12 @@ def run_driver(
             train_seconds = time.perf_counter() - train_started
             if checkpointer is not None:
                 checkpointer.wait()
+            # The steps are done and the newest checkpoint committed: what fails from here
+            # on (on_run_end, the adapter's operator and report) is a FinishError that keeps
+            # the run (``engine._report.after_the_last_step``).
+            training_ended(
+                state.step, last_ckpt, steps_run=state.step - first_step, total_steps=total
+            )
             state.opt_state = program.tree(carry)
             # What the run's writers record at the end (the adapter's backend_info adds
             # what only it knows, such as devices and library versions).

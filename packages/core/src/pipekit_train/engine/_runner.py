@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from .._warn import warn_user
 from ..callbacks import Callback, LogToExperiment
 from ..carry import TrainerCarryState
+from ._report import finishing
 
 if TYPE_CHECKING:
     from ..protocols import LoopView
@@ -102,10 +103,16 @@ class CallbackRunner:
             cb.on_checkpoint(self.loop, state, step)
 
     def run_end(self, state: TrainerCarryState, info: dict[str, Any]) -> None:
-        """The normal end: ``on_run_end`` of each callback, then the writers close."""
+        """The normal end: ``on_run_end`` of each callback, then the writers close.
+
+        After the last step each is a named part of the ``"report"`` stage, so a failure
+        here is a ``FinishError`` naming the callback (``engine._report.finishing``).
+        """
         for cb in self.callbacks:
-            cb.on_run_end(self.loop, state, info)
-        self.close()
+            with finishing("report", f"{type(cb).__name__}.on_run_end"):
+                cb.on_run_end(self.loop, state, info)
+        with finishing("report", "closing the metric writer"):
+            self.close()
 
     # --------------------------------------------------------------- teardown
     def close(

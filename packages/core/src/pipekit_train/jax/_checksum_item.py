@@ -74,6 +74,9 @@ check_orbax_api()
 #: The name of the checksum item in a step folder.
 ITEM = CHECKSUM_ITEM
 
+#: The file of the item that Orbax's stock JSON handler reads (process 0's record).
+STOCK_FILE = "metadata"
+
 _VERSION = 1
 
 
@@ -124,7 +127,14 @@ class ChecksumSave(ocp.args.CheckpointArgs):
 
 
 class ChecksumHandler(ocp.AsyncCheckpointHandler):
-    """Writes ``process_<index>.json`` from Orbax's commit thread; restore reads them all."""
+    """Writes ``process_<index>.json`` from Orbax's commit thread; restore reads them all.
+
+    Process 0 also writes ``metadata``: its record with the process count, the file Orbax's
+    stock :class:`~orbax.checkpoint.JsonCheckpointHandler` reads, and the class's ``typestr``
+    (set below) names that handler, so the step's ``_CHECKPOINT_METADATA`` tells a plain
+    ``ocp.CheckpointManager(dir).restore(step)``, which cannot import this class, to read
+    the item as JSON (decision 0195). pipekit reads the per-process files.
+    """
 
     async def _write(self, args: ChecksumSave, directory: Any) -> None:
         _write_records(args, directory)
@@ -149,6 +159,15 @@ class ChecksumHandler(ocp.AsyncCheckpointHandler):
 ocp.args.register_with_handler(ChecksumHandler, for_save=True, for_restore=True)(ChecksumSave)
 
 
+def _stock_typestr(cls: type) -> str:
+    return str(ocp.JsonCheckpointHandler.typestr())
+
+
+# Only after registering: Orbax's handler-type registry is keyed by typestr, and the JSON
+# handler's is taken (the registration above keeps pipekit's own name there).
+setattr(ChecksumHandler, "typestr", classmethod(_stock_typestr))  # noqa: B010
+
+
 def _write_records(args: ChecksumSave, directory: Any) -> None:
     """Compute this process's records and write its ``process_<index>.json`` into the item."""
     arrays = {
@@ -164,8 +183,12 @@ def _write_records(args: ChecksumSave, directory: Any) -> None:
     }
     path = Path(str(directory))
     path.mkdir(parents=True, exist_ok=True)
-    name = f"process_{int(jax.process_index()):05d}.json"
-    (path / name).write_text(json.dumps(record, sort_keys=True))
+    index = int(jax.process_index())
+    text = json.dumps(record, sort_keys=True)
+    (path / f"process_{index:05d}.json").write_text(text)
+    if index == 0:  # what a stock Orbax restore reads (JsonCheckpointHandler's file)
+        stock = {**record, "processes": int(jax.process_count())}
+        (path / STOCK_FILE).write_text(json.dumps(stock, sort_keys=True))
 
 
 def _piece_reader(value: Any) -> Any:

@@ -37,7 +37,7 @@ try:
 except ImportError as _exc:  # pragma: no cover - exercised in a subprocess test
     raise missing_jax_extra(_exc) from _exc
 
-from pipekit_train.jax.optim import current_learning_rate
+from pipekit_train.jax.optim import current_learning_rate, optimizer_update
 from pipekit_train.jax.structure import tree_structure_digest
 
 __all__ = ["PROBE_UPDATES", "OwnOptimizer", "inspect_own_optimizer", "own_optimizer"]
@@ -82,7 +82,12 @@ def _states(tree: Any, cls: tuple[type, ...]) -> list[Any]:
 
 
 def inspect_own_optimizer(
-    tx: Any, params: Any, *, optimizer_id: str | None, accumulate_steps: int = 1
+    tx: Any,
+    params: Any,
+    *,
+    optimizer_id: str | None,
+    accumulate_steps: int = 1,
+    passes_value: bool = False,
 ) -> OwnOptimizer:
     """Check ``tx`` against the model's trainable ``params`` and derive its identity.
 
@@ -91,15 +96,29 @@ def inspect_own_optimizer(
     ``accumulate_steps > 1`` meets an object that already accumulates
     (``optax.MultiSteps``). Nothing is compiled for the model: the check is
     abstract; the probe is a small jitted scan on a tree of at most 2 per axis.
+    ``passes_value``: the backend's step passes the loss as ``value=``
+    (:func:`~pipekit_train.jax.optim.optimizer_update`); where it does not, an object
+    that needs it is a ``ConfigError`` saying so.
     """
 
-    def one_update(p: Any) -> Any:
+    def one_update(p: Any, value: bool = passes_value) -> Any:
         state = tx.init(p)
+        if value:
+            return state, optimizer_update(tx, p, state, p, value=jnp.zeros((), jnp.float32))
         return state, tx.update(p, state, p)
 
     try:
         state, _ = jax.eval_shape(one_update, params)
     except Exception as exc:  # noqa: BLE001 - reported in the user's terms
+        if not passes_value and _needs_value(one_update, params):
+            raise ConfigError(
+                f"{_ROOT}: the optax object reads the loss as the extra argument `value` "
+                "(e.g. optax.contrib.reduce_on_plateau), and this backend's update does not "
+                "pass one: it calls update(grads, state, params). Drop the transformation "
+                "that reads `value` here, or train on the equinox backend, which passes "
+                "the step's loss as `value`",
+                field=_ROOT,
+            ) from exc
         raise ConfigError(
             f"{_ROOT}: the optax object could not initialise and update on the model's "
             f"parameters: {type(exc).__name__}: {exc}",
@@ -112,7 +131,7 @@ def inspect_own_optimizer(
             "accumulate_steps, or pass the inner transformation",
             field="accumulate_steps",
         )
-    probe, why = _probe_digest(tx, params)
+    probe, why = _probe_digest(tx, params, passes_value=passes_value)
     identity: dict[str, Any] = {
         "kind": _KIND,
         "id": optimizer_id,
@@ -125,8 +144,13 @@ def inspect_own_optimizer(
     return OwnOptimizer(identity, logs_lr=current_learning_rate(state) is not None)
 
 
-def own_optimizer(loop: Any, params: Any, *, optimizer_id: str | None) -> OwnOptimizer | None:
+def own_optimizer(
+    loop: Any, params: Any, *, optimizer_id: str | None, passes_value: bool = False
+) -> OwnOptimizer | None:
     """The user's optax object in ``loop.optimizer_config``, checked; ``None`` for a dict.
+
+    ``passes_value``: whether the backend's step gives the update the loss as ``value=``
+    (see :func:`inspect_own_optimizer`).
 
     ``optimizer_id`` with a dict config is a ``ConfigError``: a dict's identity is its
     values, and a name that changes nothing must not look as if it did.
@@ -147,7 +171,17 @@ def own_optimizer(loop: Any, params: Any, *, optimizer_id: str | None) -> OwnOpt
         params,
         optimizer_id=optimizer_id,
         accumulate_steps=int(getattr(loop, "accumulate_steps", 1)),
+        passes_value=passes_value,
     )
+
+
+def _needs_value(one_update: Any, params: Any) -> bool:
+    """True when the update fails without ``value`` and succeeds with it."""
+    try:
+        jax.eval_shape(lambda p: one_update(p, True), params)
+    except Exception:  # noqa: BLE001 - it fails for another reason
+        return False
+    return True
 
 
 def _probe_tree(params: Any) -> Any:
@@ -162,7 +196,9 @@ def _probe_tree(params: Any) -> Any:
     return jax.tree_util.tree_unflatten(treedef, small)
 
 
-def _probe_digest(tx: Any, params: Any) -> tuple[str | None, str | None]:
+def _probe_digest(
+    tx: Any, params: Any, *, passes_value: bool = False
+) -> tuple[str | None, str | None]:
     """Digest of ``PROBE_UPDATES`` updates on the probe tree, or ``(None, why)``."""
     try:
         p0 = _probe_tree(params)
@@ -173,7 +209,11 @@ def _probe_digest(tx: Any, params: Any) -> tuple[str | None, str | None]:
                 g = jax.tree_util.tree_map(
                     lambda a: (jnp.sin(a * (t + 1)) + 0.1 * a).astype(a.dtype), p
                 )
-                u, s = tx.update(g, s, p)
+                if passes_value:
+                    value = (1.0 + jnp.cos(t.astype(jnp.float32))) / (t + 1.0)
+                    u, s = optimizer_update(tx, g, s, p, value=value)
+                else:
+                    u, s = tx.update(g, s, p)
                 return (optax.apply_updates(p, u), s), None
 
             (p, s), _ = jax.lax.scan(body, (p, tx.init(p)), jnp.arange(PROBE_UPDATES))

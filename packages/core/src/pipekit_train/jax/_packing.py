@@ -29,8 +29,10 @@ __all__ = [
     "PACK_MAX_BYTES",
     "item_template",
     "layout_shapes",
+    "leaf_names",
     "pack",
     "path_name",
+    "positional",
     "unpack",
     "unpack_by_path",
 ]
@@ -55,6 +57,22 @@ def path_name(path: tuple[Any, ...]) -> str:
     return ".".join(parts)
 
 
+def leaf_names(tree: Any) -> list[str]:
+    """Every leaf's name in ``tree_flatten`` order: its dotted key path (``model.layers.0.weight``),
+    or, if two leaves would share one, each leaf's position (``"00000"``, …) instead."""
+    flat = jax.tree_util.tree_flatten_with_path(tree)[0]
+    names = [path_name(path) for path, _ in flat]
+    if len(set(names)) != len(names) or any(not n for n in names):
+        names = [f"{i:05d}" for i in range(len(names))]
+    return names
+
+
+def positional(names: list[str]) -> bool:
+    """Whether ``names`` are leaf positions (``"00000"``, …): the layout of a program's
+    checkpoint from before its leaves were named by key path."""
+    return names == [f"{i:05d}" for i in range(len(names))]
+
+
 def _packable(x: Any) -> bool:
     if jax.process_count() > 1:
         return False
@@ -71,13 +89,14 @@ def _packable(x: Any) -> bool:
 def pack(state: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """``(item, layout)``: the arrays Orbax writes, and how to rebuild ``state`` from them."""
     flat, _ = jax.tree_util.tree_flatten_with_path(state)
+    names = leaf_names(state)
     chunks: dict[str, list[np.ndarray]] = {}
     sizes: dict[str, int] = {}
     item: dict[str, Any] = {}
     layout: list[dict[str, Any]] = []
-    for i, (path, leaf) in enumerate(flat):
+    for i, (_, leaf) in enumerate(flat):
         entry: dict[str, Any] = {
-            "path": path_name(path),
+            "path": names[i],
             "shape": [int(d) for d in np.shape(leaf)],
         }
         if _packable(leaf):

@@ -42,8 +42,9 @@ from pipekit_train.fingerprint import OVERRIDE_HINT, fingerprint_diff, jsonable
 from pipekit_train.jax._packing import (
     item_template,
     layout_shapes,
+    leaf_names,
     pack,
-    path_name,
+    positional,
     unpack,
     unpack_by_path,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "fingerprint_diff",
     "read_state",
     "read_trace",
+    "verify_step",
 ]
 
 
@@ -272,6 +274,7 @@ class Checkpointer(OrbaxFiles):
 
     def load(self, step: int, template: Any) -> RestoreResult:
         """Step ``step`` restored into ``template`` and verified against its checksums."""
+        import jax
         import orbax.checkpoint as ocp
 
         meta = self.raw_meta(step)
@@ -283,9 +286,21 @@ class Checkpointer(OrbaxFiles):
             raise StepUnreadable(f"its state metadata is unreadable: {e}") from e
         layout = meta.get("layout")
         target = _restore_template(template)
+        # A program's checkpoint from before its leaves were named by key path names them
+        # by position ("00000", ...): read it by position into the named template.
+        by_position = _by_position(
+            [e["path"] for e in layout] if layout is not None else sorted(_flat_shapes(saved_tree)),
+            target,
+        )
         if layout is None:  # a checkpoint written before the state was packed
+            if by_position:
+                treedef = jax.tree_util.tree_structure(target)
+                target = {f"{i:05d}": v for i, v in enumerate(jax.tree_util.tree_leaves(target))}
             _check_structure(step, _flat_shapes(saved_tree), target)
         else:
+            if by_position:
+                names = leaf_names(target)
+                layout = [{**e, "path": n} for e, n in zip(layout, names, strict=True)]
             _check_structure(step, layout_shapes(layout), target, by_path=True)
             target = item_template(layout, target)
         items: dict[str, Any] = {"state": ocp.args.StandardRestore(target)}
@@ -309,6 +324,8 @@ class Checkpointer(OrbaxFiles):
         state = restored["state"]
         if layout is not None:
             state = unpack(state, layout, _restore_template(template))
+        elif by_position:
+            state = jax.tree_util.tree_unflatten(treedef, [state[k] for k in sorted(state)])
         trace = _trace_from(restored["trace"], meta) if has_trace else None
         return RestoreResult(step=step, state=state, meta=meta, trace=trace)
 
@@ -516,6 +533,20 @@ def _flat_shapes(tree: Any) -> dict[str, tuple[int, ...]]:
     }
 
 
+def _by_position(saved: list[str], template: Any) -> bool:
+    """Whether a checkpoint whose leaves are named ``saved`` is read by position into
+    ``template``: it names them ``"00000"``, … (a program's checkpoint from before they were
+    named by key path), the template does not, and they are as many."""
+    import jax
+
+    ours = leaf_names(template)
+    return (
+        positional(saved)
+        and not positional(ours)
+        and len(saved) == len(jax.tree_util.tree_leaves(template))
+    )
+
+
 def _check_structure(
     step: int, saved: Mapping[str, tuple[int, ...]], template: Any, *, by_path: bool = False
 ) -> None:
@@ -529,8 +560,7 @@ def _check_structure(
     import orbax.checkpoint as ocp
 
     if by_path:
-        flat = jax.tree_util.tree_flatten_with_path(template)[0]
-        ours = {path_name(path): leaf for path, leaf in flat}
+        ours = dict(zip(leaf_names(template), jax.tree_util.tree_leaves(template), strict=True))
     else:
         ours = {".".join(k): v for k, v in ocp.tree.to_flat_dict(template).items()}
     problems: list[str] = []
@@ -560,10 +590,11 @@ def _check_structure(
 def read_state(step_dir: str | os.PathLike[str]) -> dict[str, Any]:
     """The ``state`` of one step folder as host numpy arrays, by leaf name, without a template.
 
-    Names are the leaves' dotted key paths (``"00003"`` for a program's flat carry,
-    ``"params.w"`` for a nested state), packed leaves unpacked; PRNG keys come back as
-    their raw key data. For tests, debugging and tools that have no model to restore
-    into; a run resumes through :meth:`Checkpointer.restore`. The arrays are checked
+    Names are the leaves' dotted key paths in the saved state (``"model.layers.0.weight"``
+    for a program's carry, ``"params.w"`` for a nested state; ``"00003"`` for a program's
+    step written before leaves were named), in the state's leaf order, packed leaves
+    unpacked; PRNG keys come back as their raw key data. For tests, debugging and tools
+    that have no model to restore into; a run resumes through :meth:`Checkpointer.restore`. The arrays are checked
     against the step's checksums first (``CheckpointError`` naming the array if not).
     """
     import numpy as np
@@ -578,3 +609,51 @@ def read_state(step_dir: str | os.PathLike[str]) -> dict[str, Any]:
     if layout is None:
         return {".".join(k): np.asarray(v) for k, v in ocp.tree.to_flat_dict(item).items()}
     return unpack_by_path(item, layout)
+
+
+def verify_step(step_dir: str | os.PathLike[str]) -> tuple[bool, str | None]:
+    """``(checked, problem)``: every array of one step folder recomputed against its CRC record.
+
+    Reads the ``state`` and ``trace`` items whole (as host numpy) and checks each array's
+    records (every process's pieces). ``problem`` names each damaged array by its folder
+    (``<step>/state/packed__float32``) and what differs, or is ``None``; ``checked`` is
+    False for a step written before checksums (nothing to compare with). For
+    ``pipekit-train inspect --verify``; a resume checks the same on restore.
+    """
+    from pipekit_train._checksum import verify_record
+    from pipekit_train.jax import _checksum_item
+
+    step_dir = Path(step_dir)
+    try:
+        _, records = _step_meta(step_dir)
+    except CheckpointError as e:
+        return False, str(e)
+    if records is None:
+        return False, None
+    arrays: Mapping[str, Any] = records["arrays"]
+    problems: list[str] = []
+    for item in ("state", "trace"):
+        folder = step_dir / item
+        recorded = sorted(k for k in arrays if k.startswith(f"{item}/"))
+        if not folder.is_dir():
+            if recorded:
+                problems.append(f"{folder}: missing, its arrays were recorded")
+            continue
+        try:
+            values = _read_numpy_item(folder)
+        except Exception as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            problems.append(f"{folder}: unreadable: {type(e).__name__}: {first}")
+            continue
+        for name, value in values.items():
+            key = f"{item}/{name}"
+            try:
+                if key not in arrays:
+                    raise ChecksumMismatch(f"{key}: no checksum was recorded for it")
+                verify_record(key, arrays[key], _checksum_item._piece_reader(value))
+            except ChecksumMismatch as e:
+                problems.append(f"{step_dir / key}: {e}")
+        for key in recorded:
+            if key.split("/", 1)[1] not in values:
+                problems.append(f"{step_dir / key}: recorded, but not in the step")
+    return True, "; ".join(problems) or None

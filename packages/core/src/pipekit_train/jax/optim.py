@@ -53,6 +53,8 @@ __all__ = [
     "resolve_optimizer",
     "resolve_schedule",
     "current_learning_rate",
+    "optimizer_update",
+    "schedule_free_state",
     "with_accumulation",
 ]
 
@@ -245,3 +247,37 @@ def with_accumulation(transform: Any, accumulate_steps: int) -> Any:
     if accumulate_steps == 1:
         return transform
     return optax.MultiSteps(transform, every_k_schedule=accumulate_steps)
+
+
+def optimizer_update(transform: Any, grads: Any, opt_state: Any, params: Any, *, value: Any) -> Any:
+    """``transform.update(grads, opt_state, params)``, passing ``value=`` (the loss) as optax does.
+
+    Transformations that read the objective value (``optax.contrib.reduce_on_plateau``,
+    linesearches) take it as the extra argument ``value``, and ``optax.chain`` /
+    ``optax.MultiSteps`` forward it to the members that want it and drop it for the rest
+    (``optax.GradientTransformationExtraArgs``). So the step passes its loss to every
+    extra-args transformation, as optax's own examples do
+    (``opt.update(grads, state, params, value=loss)``); a plain
+    ``GradientTransformation`` is called without it. Nothing else reads it, so the
+    updates of a transformation that ignores it are unchanged.
+    """
+    if isinstance(transform, optax.GradientTransformationExtraArgs):
+        return transform.update(grads, opt_state, params, value=value)
+    return transform.update(grads, opt_state, params)
+
+
+def schedule_free_state(opt_state: Any) -> Any:
+    """The ``optax.contrib`` schedule-free state inside ``opt_state`` (chained or accumulated),
+    or ``None``.
+
+    Schedule-free optimisers train one sequence of parameters and evaluate another:
+    ``optax.contrib.schedule_free_eval_params(state, params)``, as optax documents;
+    backends use it for evaluation and for the trained model they hand on.
+    """
+    contrib = getattr(optax, "contrib", None)
+    cls = getattr(contrib, "ScheduleFreeState", None)
+    if not isinstance(cls, type):
+        return None
+    leaves = jax.tree_util.tree_leaves(opt_state, is_leaf=lambda x: isinstance(x, cls))
+    found = [leaf for leaf in leaves if isinstance(leaf, cls)]
+    return found[0] if len(found) == 1 else None

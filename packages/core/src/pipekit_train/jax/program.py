@@ -19,9 +19,9 @@ and hands it to :func:`build_program`, which returns a :class:`Program` for
   under a mesh (no recompile, stable checkpoint layout);
 - **phases**: :class:`~pipekit_train.engine.Phase` objects, each optionally with
   its own step function (a sampler's warmup), run by the driver in order;
-- **checkpoint conversion**: the carry as ``{"00000": leaf, …}`` copied in one
-  compiled call (an asynchronous save may still read it while the next call
-  donates the carry), its abstract template, and back;
+- **checkpoint conversion**: the carry as its pytree (the checkpoint names each leaf
+  by its key path) copied in one compiled call (an asynchronous save may still read
+  it while the next call donates the carry), its abstract template, and back;
 - **few compilations**: by default each distinct chunk length compiles once
   (``chunking="exact"``); samplers whose step compiles slowly pass
   ``fixed_chunk=K`` to compile only a ``K``-step scan and the one-step call
@@ -251,22 +251,24 @@ class Program(StepProgram):
     def fetch(self, tree: Any) -> Any:
         return self._fetch(tree)
 
-    def checkpoint_state(self, carry: list[Any]) -> dict[str, Any]:
+    def checkpoint_state(self, carry: list[Any]) -> Any:
         # One compiled copy: the next call donates the carry's buffers while an
-        # asynchronous save may still be reading them.
-        copies = self._copy(carry)
-        return {f"{i:05d}": leaf for i, leaf in enumerate(copies)}
+        # asynchronous save may still be reading them. Saved as the carry's pytree, so the
+        # checkpoint names each leaf by its key path (``model.layers.0.weight``).
+        return self.tree(self._copy(carry))
 
-    def checkpoint_template(self, carry: list[Any]) -> dict[str, Any]:
-        return {
-            f"{i:05d}": jax.ShapeDtypeStruct(
-                leaf.shape, leaf.dtype, sharding=getattr(leaf, "sharding", None)
-            )
-            for i, leaf in enumerate(carry)
-        }
+    def checkpoint_template(self, carry: list[Any]) -> Any:
+        return self.tree(
+            [
+                jax.ShapeDtypeStruct(
+                    leaf.shape, leaf.dtype, sharding=getattr(leaf, "sharding", None)
+                )
+                for leaf in carry
+            ]
+        )
 
-    def carry_from_checkpoint(self, state: Mapping[str, Any]) -> list[Any]:
-        return [state[key] for key in sorted(state)]
+    def carry_from_checkpoint(self, state: Any) -> list[Any]:
+        return list(jax.tree_util.tree_leaves(state))
 
     def tree(self, carry: list[Any]) -> Any:
         """The carry as the pytree the step functions see."""

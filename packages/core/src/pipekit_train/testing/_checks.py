@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from .._refs import is_import_string
-from ..errors import CheckpointError, ConfigError
+from ..callbacks import Callback
+from ..errors import CheckpointError, ConfigError, FinishError
 from ._callbacks import EventLog
 from ._case import BackendCase
 from ._compiles import compiles
@@ -351,6 +352,45 @@ def finished_run_is_answered_already_complete(case: BackendCase, tmp_path: Path)
         "already complete" in proc.stdout + proc.stderr,
         f"the CLI did not say 'already complete': {proc.stdout[-1500:]}",
     )
+
+
+class _ReportFailsAtTheEnd(Callback):
+    """A user callback whose end-of-run report raises."""
+
+    def on_run_end(self, loop: Any, state: Any, info: dict[str, Any]) -> None:
+        raise LookupError("the end-of-run report is broken")
+
+
+@_check
+def failure_after_the_last_step_keeps_the_run(case: BackendCase, tmp_path: Path) -> None:
+    """A failure after the last step keeps the run: on a finished run's folder, a callback
+    whose ``on_run_end`` raises makes ``run()`` raise ``FinishError`` (``stage == "report"``,
+    the callback named, its error as ``__cause__``, the final checkpoint at step N said to
+    be safe), every committed step left as it was; the rerun without it runs no step and
+    answers "already complete at step N"."""
+    fin, run_dir = _copy_finished(case, tmp_path)
+    final = int(fin.info["final_step"])
+    steps, state = steps_on_disk(run_dir), _state(run_dir)
+    try:
+        case.loop(run_dir, callbacks=[_ReportFailsAtTheEnd()]).run()
+    except FinishError as exc:
+        text = str(exc)
+        _require(exc.stage == "report", f"the FinishError names stage {exc.stage!r}: {text}")
+        _require(isinstance(exc.__cause__, LookupError), f"its cause is {exc.__cause__!r}")
+        _require("_ReportFailsAtTheEnd.on_run_end" in text, f"the call is not named: {text}")
+        _require(
+            exc.checkpoint_step == final and f"step {final}" in text and "is safe" in text,
+            f"the FinishError does not say the checkpoint of step {final} is safe: {text}",
+        )
+    else:
+        raise AssertionError("a callback's on_run_end raised, but run() returned")
+    _require(
+        steps_on_disk(run_dir) == steps, f"the steps on disk changed: {steps_on_disk(run_dir)}"
+    )
+    _require(not bit_differences(_state(run_dir), state), "the final checkpoint's arrays changed")
+    _, info = case.loop(run_dir).run()
+    want = f"already complete at step {final}"
+    _require(info["stop_reason"] == want, f"the rerun's stop_reason is {info['stop_reason']!r}")
 
 
 @_check

@@ -13,9 +13,11 @@
   ``init_values``: numbers, latent sites, their shapes and supports, before compiling.
 - ``draws_by_chain`` / ``SAMPLE_PREFIX`` — the MCMC backends' draws in the driver trace.
 
-Model convention: ``model(x, y=None)`` with the observed site conditioned on
-``y`` (``numpyro.sample("obs", ..., obs=y)``); every other named array of the dataset
-reaches the model as a keyword, and ``NumpyroTask.model_kwargs`` adds static keywords.
+Model convention: the dataset reaches the model by the model's own argument names
+(``dataset={"at_bats": a, "hits": h}`` → ``model(at_bats=a, hits=h)``; no dataset for a
+model without data), or as ``model(x, y=None)`` from ``(X, Y)`` / ``{"x": X, "y": Y}``,
+every other named array as a keyword. The observed site is the model's own (its
+``numpyro.sample(..., obs=...)``); ``NumpyroTask.model_kwargs`` adds static keywords.
 For minibatch SVI, add ``N=None``
 and wrap the likelihood in ``numpyro.plate("data", N, subsample_size=x.shape[0])``
 (``N or x.shape[0]`` when ``N`` is None); bind the full size statically,
@@ -28,9 +30,9 @@ from ._bridge import (
     log_density_from_model,
     minibatch_log_density_from_model,
 )
-from ._checks import check_task_on_data
+from ._checks import check_task_on_args, check_task_on_data, likelihood_sites, predictive_site_of
 from ._convergence import ConvergenceStop
-from ._data import check_finite, full_data, model_data
+from ._data import check_binds, check_finite, full_data, model_data, named_data
 from ._diagnostics import (
     diagnostic_warnings,
     diagnostics,
@@ -48,7 +50,6 @@ from ._init_values import (
 )
 from ._model import (
     bind_data_size,
-    check_model_signature,
     is_factor_site,
     model_import_string,
     model_sites,
@@ -81,7 +82,11 @@ __all__ = [
     "diagnostic_warnings",
     "warn_diagnostics",
     "to_inference_data",
-    "check_model_signature",
+    "check_task_on_args",
+    "predictive_site_of",
+    "likelihood_sites",
+    "named_data",
+    "check_binds",
     "resolve_model",
     "resolve_callable",
     "model_sites",

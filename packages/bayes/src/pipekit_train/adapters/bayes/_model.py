@@ -1,9 +1,12 @@
 """What a NumPyro model must look like, and how it is named on disk.
 
-A model is a plain function ``model(x, y=None)``: ``x`` the inputs (covariates,
-or a dummy column for a model without any), ``y`` the observations, conditioned
-on the observed site (``predictive_site``, ``"obs"`` by default). With ``y=None``
-the model samples that site, which is how posterior predictions are made.
+A model is a plain NumPyro function of its data. Given ``TrainingLoop.dataset`` as a dict
+(other than ``{'x': X, 'y': Y}``) it is called by its own argument names, as NumPyro's own
+examples write ``mcmc.run(key, at_bats, hits=hits)``; a model with no data (the funnel) is
+called with none. In the ``(X, Y)`` / ``{'x': X, 'y': Y}`` form it is ``model(x, y=None)``.
+The observed site is the model's own ``numpyro.sample(..., obs=...)`` (or
+``predictive_site``); called without its observations the model samples that site, which
+is how posterior predictions are made.
 
 For minibatch SVI a model may take a third argument ``N`` (the full data size)
 and scale its likelihood with ``numpyro.plate("data", N, subsample_size=x.shape[0])``.
@@ -28,7 +31,6 @@ from pipekit_train.operator import is_import_string, resolve_import_string
 __all__ = [
     "bind_data_size",
     "resolve_callable",
-    "check_model_signature",
     "model_import_string",
     "resolve_model",
     "model_sites",
@@ -68,33 +70,11 @@ def resolve_callable(value: Any, field: str, expected: str) -> Any:
 
 def resolve_model(model: Any, field: str) -> Callable[..., Any]:
     """``model`` itself, or the object a ``'module:attr'`` string names."""
-    expected = "a NumPyro model, a function model(x, y=None)"
+    expected = "a NumPyro model (a function of its data, e.g. model(x, y=None))"
     if model is None:
         raise ConfigError(f"{field} must be {expected}; got None", field=field)
     resolved: Callable[..., Any] = resolve_callable(model, field, expected)
     return resolved
-
-
-def check_model_signature(model: Callable[..., Any], field: str) -> None:
-    """Require ``model(x, y=None)``: two leading parameters, the second defaulting to None."""
-    try:
-        sig = inspect.signature(model)
-    except (TypeError, ValueError):  # builtins, some C callables: nothing to check
-        return
-    params = [
-        p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]
-    has_var = any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values())
-    ok = has_var or (len(params) >= 2 and params[1].default is None)
-    extra_required = [p.name for p in params[2:] if p.default is p.empty]
-    if not ok or extra_required:
-        raise ConfigError(
-            f"{field} has the signature {getattr(model, '__name__', 'model')}{sig}; a NumPyro "
-            "model for pipekit-train must be model(x, y=None) (optionally a third argument "
-            "N=None for minibatch SVI, bound with functools.partial). Observe the data with "
-            "numpyro.sample('obs', ..., obs=y)",
-            field=field,
-        )
 
 
 def model_import_string(model: Callable[..., Any]) -> str | None:
@@ -198,11 +178,18 @@ def _support(site: Mapping[str, Any]) -> Any:
 
 
 def model_sites(
-    model: Callable[..., Any], x: Any, y: Any, kwargs: Mapping[str, Any] | None = None
+    model: Callable[..., Any],
+    x: Any,
+    y: Any,
+    kwargs: Mapping[str, Any] | None = None,
+    *,
+    args: tuple[Any, ...] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Site name → ``{"type", "is_observed", "is_factor", "shape", "support"}``, traced
     abstractly (nothing compiles); ``kwargs`` are the model's keyword arrays. ``support`` is a
     latent sample site's NumPyro constraint (``None`` otherwise), for ``check_init_values``.
+    ``args`` replaces ``(x, y)`` as the positional arguments (``()`` for a model given its
+    data by name, or none at all).
 
     The model is run under ``jax.eval_shape`` with NumPyro's ``trace``, ``seed`` and
     ``substitute`` handlers, so a failure here is the user's model failing on the data.
@@ -213,12 +200,12 @@ def model_sites(
 
     found: dict[str, dict[str, Any]] = {}
 
-    def run(x: Any, y: Any, kwargs: dict[str, Any]) -> int:
+    def run(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
         # Latent values from init_to_uniform, as initialize_model does: improper priors
         # (ImproperUniform) cannot be sampled.
         seeded = handlers.seed(model, jax.random.PRNGKey(0))
         fn = handlers.substitute(seeded, substitute_fn=init_to_uniform)
-        tr = handlers.trace(fn).get_trace(x, y, **kwargs)
+        tr = handlers.trace(fn).get_trace(*args, **kwargs)
         for name, site in tr.items():
             found[name] = {
                 "type": site["type"],
@@ -229,5 +216,5 @@ def model_sites(
             }
         return 0
 
-    jax.eval_shape(run, x, y, dict(kwargs or {}))
+    jax.eval_shape(run, (x, y) if args is None else tuple(args), dict(kwargs or {}))
     return found

@@ -51,7 +51,8 @@ class NumpyroPredictiveOp:
     array itself when the only site is ``"position"``, a raw array position).
 
     Args:
-        model: the NumPyro model ``model(x, y=None)``, or ``None`` with ``predict_fn``.
+        model: the NumPyro model (``model(x, y=None)``, or one taking its data by its own
+            argument names), or ``None`` with ``predict_fn``.
         samples: constrained posterior draws per site, grouped by chain
             ``(chains, draws, …)``, deterministic sites included.
         predictive_site: the observed site to predict; ``None`` when the model has none
@@ -145,13 +146,18 @@ class NumpyroPredictiveOp:
         idx = idx.astype(np.int64)
         return {k: v[idx] for k, v in flat.items()}
 
-    def __call__(self, x: Any, *, draws: bool = False, seed: int | None = None, **data: Any) -> Any:
+    def __call__(
+        self, x: Any = None, *, draws: bool = False, seed: int | None = None, **data: Any
+    ) -> Any:
         """Posterior-predictive mean of ``predictive_site`` at ``x`` (draws if ``draws``).
 
-        ``data`` are the model's other keyword arrays at the new rows (the named arrays the
-        dataset gave it beyond ``x`` / ``y``, a group index say). A model whose likelihood is
-        a ``numpyro.factor`` has no distribution to draw ``predictive_site`` from: the op then
-        raises ``ConfigError`` saying so (its draws, summary and diagnostics still work).
+        ``data`` are the model's keyword arrays at the new rows: the named arrays the
+        dataset gave it beyond ``x`` / ``y`` (a group index, say), or, for a model given its
+        data by its own argument names, those arguments without the observations
+        (``op(at_bats=new_at_bats)``; ``x`` is then omitted). A model whose likelihood is a
+        ``numpyro.factor``, or that observes nothing, has no distribution to draw
+        ``predictive_site`` from: the op then raises ``ConfigError`` saying so (its draws,
+        summary and diagnostics still work).
         """
         import jax
         import jax.numpy as jnp
@@ -160,9 +166,10 @@ class NumpyroPredictiveOp:
             self._predict = self._raw_predictor()
         if self.model is not None and self.predictive_site is None:
             raise ConfigError(
-                "NumpyroPredictiveOp cannot draw predictions: the model's likelihood is a "
-                "numpyro.factor, which has no distribution to draw new observations from. The "
-                "op still holds the posterior (op.samples, op.summary(), op.diagnostics()); to "
+                "NumpyroPredictiveOp cannot draw predictions: the model observes no site "
+                "with a distribution (its likelihood is a numpyro.factor, or it was given no "
+                "observations), so there is nothing to draw new observations of. The op still "
+                "holds the posterior (op.samples, op.summary(), op.diagnostics()); to "
                 "predict, write the likelihood as numpyro.sample('obs', <distribution>, obs=y)",
                 field="task.predictive_site",
             )
@@ -176,8 +183,8 @@ class NumpyroPredictiveOp:
             )
             site = self.predictive_site
 
-            def predict(key: Any, x: Any, data: dict[str, Any]) -> Any:
-                out = predictive(key, x, **data)
+            def predict(key: Any, args: tuple[Any, ...], data: dict[str, Any]) -> Any:
+                out = predictive(key, *args, **data)
                 if site not in out:
                     raise ConfigError(
                         f"NumpyroPredictiveOp cannot draw predictions: the model has no "
@@ -195,7 +202,8 @@ class NumpyroPredictiveOp:
         if self.model is None:
             out = self._predict(key, jnp.asarray(x))
         else:
-            out = self._predict(key, jnp.asarray(x), {k: jnp.asarray(v) for k, v in data.items()})
+            args = () if x is None else (jnp.asarray(x),)
+            out = self._predict(key, args, {k: jnp.asarray(v) for k, v in data.items()})
         return out if draws else out.mean(axis=0)
 
     def _raw_predictor(self) -> Any:

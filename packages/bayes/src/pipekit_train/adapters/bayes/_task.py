@@ -11,8 +11,9 @@ from typing import Any
 
 from pipekit_train.errors import ConfigError
 
+from ._data import takes_no_data
 from ._guides import check_guide
-from ._model import check_model_signature, resolve_model
+from ._model import resolve_model
 
 __all__ = ["NumpyroTask", "require_task", "check_model_keywords"]
 
@@ -66,8 +67,11 @@ class NumpyroTask:
     ``predictive_samples`` for the returned ``NumpyroPredictiveOp``.
 
     Args:
-        model: ``model(x, y=None)`` (see ``pipekit_train.adapters.bayes`` for the
-            minibatch form with ``N``), or a ``'module:function'`` import string.
+        model: a NumPyro model, or a ``'module:function'`` import string. The dataset
+            reaches it by the model's own argument names (``{'at_bats': a, 'hits': h}`` →
+            ``model(at_bats=a, hits=h)``; none for a model without data), or as
+            ``model(x, y=None)`` from ``(X, Y)`` / ``{'x': X, 'y': Y}`` (see
+            ``pipekit_train.adapters.bayes`` for the minibatch form with ``N``).
         guide: SVI guide: ``None`` (AutoNormal), an autoguide name
             (``"AutoNormal"``, ``"AutoMultivariateNormal"``,
             ``"AutoLowRankMultivariateNormal"``, ``"AutoDelta"``,
@@ -76,7 +80,8 @@ class NumpyroTask:
         num_warmup: MCMC warmup (adaptation) iterations per chain.
         num_samples: MCMC draws kept per chain.
         num_chains: MCMC chains.
-        predictive_site: the observed site; the predictive op returns its draws.
+        predictive_site: the observed site the predictive op returns draws of; ``None``
+            (default): the model's own (its one ``numpyro.sample(..., obs=...)`` site).
         predictive_samples: posterior draws used for predictions (SVI draws them
             from the guide; MCMC thins its draws to at most this many).
     """
@@ -87,7 +92,7 @@ class NumpyroTask:
     num_warmup: int = 1000
     num_samples: int = 1000
     num_chains: int = 1
-    predictive_site: str = "obs"
+    predictive_site: str | None = None
     predictive_samples: int = 200
     model_kwargs: dict[str, Any] = field(default_factory=dict)
     ordered: bool = False
@@ -98,18 +103,25 @@ class NumpyroTask:
         model: Callable[..., Any] = self.model  # type: ignore[assignment]
         return functools.partial(model, **self.model_kwargs) if self.model_kwargs else model
 
+    @property
+    def needs_dataset(self) -> bool:
+        """Whether the model needs data: false for one whose every argument has a default
+        (the funnel, a prior predictive check), so ``TrainingLoop`` may omit ``dataset``."""
+        return not takes_no_data(self.bound_model())
+
     def __post_init__(self) -> None:
         self.model = resolve_model(self.model, "task.model")
-        check_model_signature(self.model, "task.model")
         check_guide(self.guide)
         _int_at_least(self.num_warmup, 0, "num_warmup")
         _int_at_least(self.num_samples, 1, "num_samples")
         _int_at_least(self.num_chains, 1, "num_chains")
         _int_at_least(self.predictive_samples, 1, "predictive_samples")
-        if not isinstance(self.predictive_site, str) or not self.predictive_site:
+        if self.predictive_site is not None and (
+            not isinstance(self.predictive_site, str) or not self.predictive_site
+        ):
             raise ConfigError(
                 "NumpyroTask.predictive_site must be the name of the model's observed site "
-                f"(e.g. 'obs'), got {self.predictive_site!r}",
+                f"(e.g. 'obs') or None (the model's own), got {self.predictive_site!r}",
                 field="task.predictive_site",
             )
         if not isinstance(self.ordered, bool):

@@ -18,6 +18,7 @@ from pipekit_train.engine import (
     compilation_cache_option,
     num_data_option,
 )
+from pipekit_train.errors import ConfigError, closest
 
 __all__ = ["OPTION_SPECS", "COMMON_SPECS", "SAMPLER_PARAMS", "SAMPLERS", "KEEP_UNKNOWN"]
 
@@ -68,10 +69,46 @@ SAMPLER_PARAMS: dict[str, dict[str, Any]] = {
 }
 SAMPLERS = tuple(SAMPLER_PARAMS)
 
+#: BlackJAX algorithms its docs use that this backend does not run: why, and what works.
+NOT_OFFERED: dict[str, str] = {
+    "rmh": (
+        "random-walk Rosenbluth-Metropolis-Hastings takes its proposal as a function "
+        "(blackjax.mcmc.random_walk.normal(sigma)), which backend_options cannot carry; "
+        "sample the same logdensity_fn with sampler 'nuts' (window adaptation tunes its "
+        "step size and mass matrix, so there is no proposal scale to choose)"
+    ),
+}
+_ONE_OF = "one of " + ", ".join(repr(s) for s in SAMPLERS)
+
+
+def _check_sampler(value: str) -> str:
+    """``value`` if it names a sampler; else a ``ConfigError`` that lists them and, for a
+    BlackJAX algorithm this backend does not run, says why and which sampler to use."""
+    if value in SAMPLERS:
+        return value
+    field = "backend_options.sampler"
+    reason = NOT_OFFERED.get(value.lower())
+    if reason is not None:
+        raise ConfigError(
+            f"{field} {value!r} is not a sampler of the blackjax backend ({_ONE_OF}): {reason}",
+            field=field,
+        )
+    raise ConfigError(
+        f"{field} must be {_ONE_OF}, got {value!r}{closest(value, SAMPLERS)}", field=field
+    )
+
 
 #: The keys every sampler takes.
 COMMON_SPECS: tuple[OptionSpec, ...] = (
-    OptionSpec("sampler", "choice", "nuts", "the BlackJAX algorithm", choices=SAMPLERS),
+    OptionSpec(
+        "sampler",
+        "str",
+        "nuts",
+        "the BlackJAX algorithm",
+        choices=SAMPLERS,
+        check=_check_sampler,
+        what=_ONE_OF,
+    ),
     OptionSpec("x64", "bool", True, "sample in float64, as Stan and PyMC do (false: float32)"),
     RESUME_OPTION,
     OptionSpec(

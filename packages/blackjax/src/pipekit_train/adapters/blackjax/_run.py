@@ -15,6 +15,7 @@ from pipekit_train.adapters.bayes import (
     model_data,
     model_import_string,
     precision,
+    predictive_site_of,
     warn_diagnostics,
     warn_unused_fields,
 )
@@ -318,7 +319,7 @@ def _predictive_op(
     nt = task.numpyro_task
     if nt is not None:
         # None: a factor likelihood, no site to draw predictions from (the op says so).
-        site = nt.predictive_site if sites is None or nt.predictive_site in sites else None
+        site = nt.predictive_site if sites is None else predictive_site_of(nt, sites)
         return NumpyroPredictiveOp(
             nt.bound_model(),
             samples,

@@ -64,7 +64,10 @@ def _scalar_of(fn: Callable[..., Any], args: tuple[Any, ...], name: str, hint: s
     import jax
 
     try:
-        out = jax.eval_shape(fn, *args)
+        # Through a fresh wrapper: JAX keeps eval_shape's trace keyed on the function, and one
+        # made under this run's float64 broke the user's own later float32 calls of ``fn``
+        # (a lax.mul dtype TypeError); the wrapper's trace dies with it.
+        out = jax.eval_shape(lambda *a: fn(*a), *args)
     except Exception as exc:  # the user's function does not fit the position
         raise ConfigError(
             f"task.init_position does not fit task.{name}: calling it on a position of "

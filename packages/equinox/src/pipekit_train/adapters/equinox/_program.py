@@ -5,8 +5,9 @@ donation, the flat-leaf carry, the sharding pins, checkpoint conversion) is
 core's :mod:`pipekit_train.jax.program`. What is Equinox's own is here: the
 carry is the array part of the ``TrainState`` (the static part is closed over),
 and evaluation runs the model in inference mode over the validation set — the
-EMA weights when ``ema_decay`` is set, with the trained model state for a
-stateful model, in the compute precision of training.
+EMA weights when ``ema_decay`` is set (a schedule-free optimiser's evaluation
+parameters when it has one), with the trained model state for a stateful model, in
+the compute precision of training.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 import optax
 
 from pipekit_train.engine import eval_batches
+from pipekit_train.jax.optim import schedule_free_state
 from pipekit_train.jax.precision import cast_floating, compute_dtype
 from pipekit_train.jax.program import Program
 
@@ -28,9 +30,18 @@ from ._step import DEFAULT_FEATURES, StepFeatures, step_impl
 
 
 def deployed_model(state: TrainState) -> Any:
-    """The model training hands on: its EMA weights when an average is kept."""
+    """The model training hands on: its EMA weights when an average is kept.
+
+    With a schedule-free optimiser (``optax.contrib.schedule_free_adamw`` …) it is the
+    evaluation sequence, ``optax.contrib.schedule_free_eval_params(state, params)``, as
+    optax documents (``ema_decay`` with one is refused before compiling).
+    """
     if state.ema is None:
-        return state.model
+        free = schedule_free_state(state.opt_state)
+        if free is None:
+            return state.model
+        params, static = eqx.partition(state.model, eqx.is_inexact_array)
+        return eqx.combine(optax.contrib.schedule_free_eval_params(free, params), static)
     rest = eqx.filter(state.model, eqx.is_inexact_array, inverse=True)
     return eqx.combine(state.ema, rest)
 

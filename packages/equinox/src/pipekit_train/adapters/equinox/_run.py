@@ -16,8 +16,10 @@ from pipekit_train.engine import (
     as_stream,
     check_labels,
     eval_batches,
+    finishing,
     normalize_dataset,
     output_width,
+    refuse_shuffle_option,
     refuse_stream_options,
 )
 from pipekit_train.errors import ConfigError, DataError, PipekitError
@@ -26,7 +28,7 @@ from pipekit_train.jax import own_optimizer
 from pipekit_train.jax.compile_cache import use_compilation_cache
 from pipekit_train.jax.data import GrainBatchIterator
 from pipekit_train.jax.losses import resolve_loss
-from pipekit_train.jax.optim import resolve_optimizer, with_accumulation
+from pipekit_train.jax.optim import resolve_optimizer, schedule_free_state, with_accumulation
 from pipekit_train.jax.precision import storage_tree
 from pipekit_train.jax.program import run_program
 from pipekit_train.jax.report import jax_backend_info
@@ -256,7 +258,12 @@ def _check_eval(
 def _batch_source(
     loop: Any, options: Any, rows_per_step: int, processes: tuple[int, int]
 ) -> BatchSource:
-    """The map-style batch source of ``loop.dataset`` (dict, tuple, indexable, MapDataset)."""
+    """The map-style batch source of ``loop.dataset`` (dict, tuple, indexable, MapDataset).
+
+    A ``grain.MapDataset`` is read in its own order (the engine's ``BatchSource``), so an
+    explicit ``backend_options.shuffle=True`` with one is a ``ConfigError``.
+    """
+    refuse_shuffle_option(loop.dataset, loop.backend_options)
     train = normalize_dataset(loop.dataset, "TrainingLoop.dataset")
     rows = len(train) if isinstance(train, RecordSource) else int(np.shape(train["x"])[0])
     if loop.accumulate_steps > 1 and rows_per_step > rows:
@@ -374,13 +381,25 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         loop.accumulate_steps,
     )
     own = own_optimizer(
-        loop, eqx.filter(module, eqx.is_inexact_array), optimizer_id=options.optimizer_id
+        loop,
+        eqx.filter(module, eqx.is_inexact_array),
+        optimizer_id=options.optimizer_id,
+        passes_value=True,  # the step passes its loss as value= (optimizer_update)
     )
     task = _resolve_task(loop, stateful=model_state is not None)
 
     root = jax.random.PRNGKey(loop.seed)
     base_key, eval_key = jax.random.split(root)
     state = TrainState.create(module, optimizer, model_state, ema=loop.ema_decay is not None)
+    if loop.ema_decay is not None and schedule_free_state(state.opt_state) is not None:
+        raise ConfigError(
+            "TrainingLoop.ema_decay contradicts optimizer_config, a schedule-free optimiser "
+            "(optax.contrib.schedule_free_*): it already averages its iterates, and its "
+            "model for evaluation and for the trained op is "
+            "optax.contrib.schedule_free_eval_params(state, params); keep one: drop "
+            "ema_decay, or use an optimiser without schedule-free averaging",
+            field="ema_decay",
+        )
     first_batch = source[0] if source is not None else stream_data.first_batch()
     if spec is not None:
         from ._sharding import validate_batch_spec, validate_model_spec
@@ -441,14 +460,15 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         checkpointer=checkpointer,
         steps_per_call=options.steps_per_call,
     )
-    final_state = program.state_of(result.carry)
-    final_model = deployed_model(final_state)
-    final_model_state = final_state.model_state
-    if placement.multiprocess:
-        final_model = _process_local(final_model)
-        if final_model_state is not None:
-            final_model_state = _process_local(final_model_state)
-    trained = _wrap(model_op, final_model, final_model_state)
+    with finishing("operator"):
+        final_state = program.state_of(result.carry)
+        final_model = deployed_model(final_state)
+        final_model_state = final_state.model_state
+        if placement.multiprocess:
+            final_model = _process_local(final_model)
+            if final_model_state is not None:
+                final_model_state = _process_local(final_model_state)
+        trained = _wrap(model_op, final_model, final_model_state)
     extras = run_extras(loop, options.steps_per_call, model_state, placement)
     if own is not None:
         extras["optimizer"] = own.info()

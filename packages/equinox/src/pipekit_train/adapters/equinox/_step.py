@@ -12,6 +12,10 @@ With :class:`StepFeatures` at its defaults the step is exactly the plain one
   micro-batches; logged metrics are the micro-batch means;
 - ``precision``: the casts of :mod:`pipekit_train.jax.precision` inside the loss;
 - ``ema_decay``: the moving average updated after the optimiser update.
+
+The optimiser's update gets the step's loss as ``value=`` (``optimizer_update``), as
+optax's own examples pass it to ``reduce_on_plateau`` and other extra-args
+transformations; one that ignores it computes the same bits.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import jax.numpy as jnp
 import optax
 
 from pipekit_train.jax.ema import ema_update
-from pipekit_train.jax.optim import current_learning_rate
+from pipekit_train.jax.optim import current_learning_rate, optimizer_update
 from pipekit_train.jax.precision import cast_floating, cast_like, compute_dtype
 
 from ._state import TrainState
@@ -120,7 +124,7 @@ def step_impl(
         loss, aux, model_state, grads = _grads(
             params, static, state.model_state, batch, key, task, features.precision
         )
-        updates, opt_state = optimizer.update(grads, state.opt_state, params)
+        updates, opt_state = optimizer_update(optimizer, grads, state.opt_state, params, value=loss)
         opt_state = _keep_dtypes(opt_state, state.opt_state, features.precision)
         params = optax.apply_updates(params, updates)
         metrics = {"loss": loss, **aux}
@@ -134,7 +138,7 @@ def step_impl(
             loss, aux, ms, grads = _grads(
                 p, static, ms, mb, jax.random.fold_in(key, j), task, features.precision
             )
-            updates, new_o = optimizer.update(grads, o, p)
+            updates, new_o = optimizer_update(optimizer, grads, o, p, value=loss)
             o = _keep_dtypes(new_o, o, features.precision)
             return (optax.apply_updates(p, updates), o, ms), {"loss": loss, **aux}
 

@@ -10,7 +10,14 @@ A plain ``keras.callbacks.Callback`` overriding ``on_train_batch_end`` would mak
 Keras convert the logs to Python floats after every step (a device sync, ~15 %
 slower on the digits MLP); this avoids it. The user's own Keras callbacks
 (``backend_options["callbacks"]``) are members of the list and get every hook, that
-per-step transfer included, only when there are some.
+per-step transfer included, only when there are some. They also see the *data's*
+epochs, as in ``fit``: every ``steps_per_epoch`` steps (core's ``BatchSource`` epoch,
+``n // batch_size``) the bridge syncs the state and calls their ``on_epoch_end`` with
+the model's metric results and, with a ``val_dataset``, the evaluation as ``val_<name>``
+(then ``on_epoch_begin`` of the next), before that step's host event. So the user's
+``EarlyStopping`` stops at its epoch (the loop stops there: the step's evaluation and
+checkpoint run as at any stop) and ``ReduceLROnPlateau`` lowers the rate the next step
+reads. Keras' own end of ``fit``'s single epoch goes to the ``History`` only.
 
 With ``accumulate_steps=k`` Keras calls it after every micro-batch; the step is the
 optimiser update (micro-batch ``b`` ends update ``(b + 1) / k`` when ``k`` divides
@@ -78,6 +85,8 @@ def make_bridge(
     rates: Callable[[list[int]], list[float]] | None = None,
     accumulate: int = 1,
     user_callbacks: list[Any] | None = None,
+    on_epoch_begin: Callable[[], None] | None = None,
+    steps_per_epoch: int | None = None,
 ) -> Any:
     """The ``CallbackList`` passed to ``fit`` (see the module docstring)."""
     import jax
@@ -118,6 +127,41 @@ def make_bridge(
             self.micro: list[Any] = []
             self.eval_metrics: dict[str, float] = {}
             self.last_checkpoint: int | None = None
+            self.users = list(user_callbacks or [])
+            self.data_epoch = start_step // steps_per_epoch if steps_per_epoch else 0
+
+        def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+            # fit's one epoch is the whole run: only its History sees that end; the
+            # user's callbacks saw each of the data's epochs (_data_epoch_end).
+            for callback in self.callbacks:
+                if callback not in self.users:
+                    callback.on_epoch_end(epoch, logs)
+
+        def _data_epoch_end(self, step: int) -> None:
+            model.jax_state_sync()  # fit gathers the state again before the next step
+            logs = {name: float(value) for name, value in model.get_metrics_result().items()}
+            if evaluate is not None:
+                logs.update({f"val_{k}": float(v) for k, v in evaluate().items()})
+            for callback in self.users:
+                callback.on_epoch_end(self.data_epoch, logs)
+            refresh = getattr(rates, "refresh", None)
+            if refresh is not None:  # a callback may have set the rate (ReduceLROnPlateau)
+                refresh(step)
+            self.data_epoch += 1
+            if model.stop_training:
+                state.should_stop = True
+                state.stop_reason = state.stop_reason or (
+                    f"a Keras callback (backend_options['callbacks']) stopped training at "
+                    f"the end of epoch {self.data_epoch - 1} (step {step})"
+                )
+                return
+            for callback in self.users:
+                callback.on_epoch_begin(self.data_epoch, None)
+
+        def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
+            if on_epoch_begin is not None:  # after fit's reset_metrics, before its state
+                on_epoch_begin()
+            super().on_epoch_begin(epoch, logs)
 
         def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
             if self.forward:  # the user's Keras callbacks (they take the host transfer)
@@ -129,7 +173,9 @@ def make_bridge(
             step = start_step + done
             self.pending.append((step, self.micro))
             self.micro = []
-            if schedule.is_event(step) or signals.received is not None:
+            if self.users and steps_per_epoch and step % steps_per_epoch == 0:
+                self._data_epoch_end(step)
+            if schedule.is_event(step) or signals.received is not None or state.should_stop:
                 self._event(step)
 
         def _fetch(self, step: int) -> None:

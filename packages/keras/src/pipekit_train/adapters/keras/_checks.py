@@ -8,9 +8,10 @@ import numpy as np
 
 from pipekit_train.engine import event_intervals, output_width
 from pipekit_train.errors import ConfigError, DataError, PipekitError
+from pipekit_train.losses import align_shapes
 
 from ._data import to_xy
-from ._losses import KerasTask, resolve_keras_loss
+from ._losses import KerasTask, reduced_loss, resolve_keras_loss
 
 __all__ = ["unwrap_model", "check_fits", "compile_loss", "check_steps_per_execution"]
 
@@ -31,59 +32,76 @@ def _describe(batch: dict[str, Any]) -> str:
     return ", ".join(f"{k}: {np.asarray(v).dtype}{list(np.shape(v))}" for k, v in batch.items())
 
 
-def check_fits(model: Any, loss_fn: Any, batch: dict[str, Any], field: str) -> int | None:
+def check_fits(
+    model: Any,
+    loss_fn: Any,
+    batch: dict[str, Any],
+    field: str,
+    *,
+    label: str = "TrainingLoop.loss",
+    loss_field: str = "loss",
+    elementwise: str | None = None,
+) -> int | None:
     """Run the model (inference mode) and the loss on one real batch; return the head's width.
 
     A model that cannot take the batch is a ``DataError`` naming ``field``; a loss
     that cannot compare the output with the targets, or is not a scalar, is a
-    ``ConfigError`` naming ``loss``. Inference mode draws no dropout randomness,
-    so this changes no state that training depends on. A model whose layers are all
-    built is traced (:func:`_traced_shapes`: shapes only, nothing compiled or run); any
-    other, or one whose trace fails, is called eagerly, which reports the error. The
-    width (the output's last axis) is read from this one call — cheaper and surer than
-    ``model.compute_output_shape``, which a subclassed model need not implement — and
-    the label checks use it (``pipekit_train.engine.check_labels``); ``None`` for a
-    model with several outputs.
+    ``ConfigError`` naming the loss as ``label`` says (``TrainingLoop.loss``, or the loss
+    ``model_op`` was compiled with). For an ``elementwise`` loss (its name), the
+    prediction/target shapes must align by core's rule (``losses.align_shapes``): Keras
+    would broadcast ``(n, 1)`` against ``(n, 5)`` silently. Inference mode draws no
+    dropout randomness, so this changes no state that training depends on. A model whose
+    layers are all built is traced (:func:`_traced_shapes`: shapes only, nothing compiled
+    or run); any other, or one whose trace fails, is called eagerly, which reports the
+    error. The width (the output's last axis) is read from this one call — cheaper and
+    surer than ``model.compute_output_shape``, which a subclassed model need not
+    implement — and the label checks use it (``pipekit_train.engine.check_labels``);
+    ``None`` for a model with several outputs.
     """
     x, y = to_xy(batch)
     traced = _traced_shapes(model, loss_fn, x, y)
     if traced is not None:
         pred, value = traced
-        shape = getattr(pred, "shape", None)
-        if loss_fn is not None and tuple(getattr(value, "shape", ())) != ():
-            raise ConfigError(
-                f"TrainingLoop.loss must return a scalar, but it returns shape "
-                f"{tuple(value.shape)}; reduce it (e.g. with .mean())",
-                field="loss",
-            )
-        return output_width(shape) if shape is not None else None
-    try:
-        pred = model(x, training=False)
-    except Exception as exc:
-        raise DataError(
-            f"TrainingLoop.{field} does not fit the model: calling it on one batch "
-            f"({_describe(batch)}) failed: {type(exc).__name__}: {exc}. Give x with the "
-            "shape and dtype the model's input expects"
-        ) from exc
+    else:
+        try:
+            pred = model(x, training=False)
+        except Exception as exc:
+            raise DataError(
+                f"TrainingLoop.{field} does not fit the model: calling it on one batch "
+                f"({_describe(batch)}) failed: {type(exc).__name__}: {exc}. Give x with the "
+                "shape and dtype the model's input expects"
+            ) from exc
     shape = getattr(pred, "shape", None)
     width = output_width(shape) if shape is not None else None
     if loss_fn is None:  # the model's own train_step / per-output loss: Keras checks it
         return width
-    try:
-        value = loss_fn(y, pred)
-    except PipekitError:
-        raise
-    except Exception as exc:
-        raise ConfigError(
-            f"TrainingLoop.loss cannot compare the model's output {tuple(pred.shape)} with "
-            f"the targets of {field} ({_describe(batch)}): {type(exc).__name__}: {exc}",
-            field="loss",
-        ) from exc
+    if elementwise is not None and shape is not None and not isinstance(y, dict):
+        try:
+            align_shapes(
+                elementwise,
+                tuple(shape),
+                tuple(np.shape(y)),
+                field=label,
+                expected=f"give targets of {field} in the model's output shape {tuple(shape)}",
+            )
+        except ConfigError as exc:  # the field the user set, as every loss error here
+            raise ConfigError(str(exc), field=loss_field) from None
+    if traced is None:
+        try:
+            value = loss_fn(y, pred)
+        except PipekitError:
+            raise
+        except Exception as exc:
+            raise ConfigError(
+                f"{label} cannot compare the model's output {tuple(pred.shape)} with "
+                f"the targets of {field} ({_describe(batch)}): {type(exc).__name__}: {exc}",
+                field=loss_field,
+            ) from exc
     if tuple(getattr(value, "shape", ())) != ():
         raise ConfigError(
-            f"TrainingLoop.loss must return a scalar, but it returns shape "
+            f"{label} must return a scalar, but it returns shape "
             f"{tuple(value.shape)}; reduce it (e.g. with .mean())",
-            field="loss",
+            field=loss_field,
         )
     return width
 
@@ -134,11 +152,17 @@ def compile_loss(keras: Any, loop: Any, first_y: Any) -> tuple[Any, Any]:
     """(what ``compile(loss=…)`` gets, the same as a ``(y_true, y_pred)`` function)."""
     if isinstance(loop.task, KerasTask):
         loss = loop.task.loss
-        fn = keras.losses.get(loss) if isinstance(loss, str) else loss
+        try:
+            fn = keras.losses.get(loss) if isinstance(loss, str) else loss
+        except ValueError:
+            fn = None
         if fn is None or not callable(fn):
             raise ConfigError(
                 f"TrainingLoop.task.loss {loss!r} is not a Keras loss", field="task.loss"
             )
+        if not isinstance(fn, keras.losses.Loss):  # per sample: compile reduces it
+            name = loss if isinstance(loss, str) else getattr(fn, "__name__", "loss")
+            fn = reduced_loss(keras, fn, str(name))
         return loss, fn
     if loop.task is not None:
         raise ConfigError(

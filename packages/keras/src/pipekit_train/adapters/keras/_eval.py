@@ -4,7 +4,11 @@ Keras validates only at epoch ends and shares its metric variables between
 training and ``evaluate``. Here one jitted, stateless function
 (``model.stateless_call`` in inference mode) computes the loss (and accuracy for
 a classification loss) per batch from the synced variables; the results are
-averaged over all rows. Nothing in the training state is touched.
+averaged over all rows. The model's compiled metrics (``compile(metrics=[...])``) are
+accumulated over all of ``val`` through their stateless API from a reset state, and
+reported under their own names (``accuracy`` → ``val_accuracy``), as ``fit`` reports
+them; a compiled ``accuracy`` replaces the one of a classification loss. Nothing in the
+training state is touched.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import numpy as np
 from pipekit_train.engine import eval_batches
 
 from ._data import to_xy
+from ._private import compiled_metrics
 
 __all__ = ["make_evaluator"]
 
@@ -53,28 +58,37 @@ def make_evaluator(
     """
     import jax
 
-    def batch_stats(tv: Any, ntv: Any, x: Any, y: Any) -> dict[str, Any]:
+    metrics = compiled_metrics(model)
+
+    def batch_stats(tv: Any, ntv: Any, mv: Any, x: Any, y: Any) -> tuple[dict[str, Any], Any]:
         pred, _ = model.stateless_call(tv, ntv, x, training=False)
         out = {"loss": loss_fn(y, pred)}
         acc = _accuracy(kind, y, pred)
         if acc is not None:
             out["accuracy"] = acc
-        return out
+        if metrics is not None:
+            mv = metrics.stateless_update_state(mv, y, pred)
+        return out, mv
 
     compiled = jax.jit(batch_stats)
 
     def evaluate() -> dict[str, float]:
         tv = weights() if weights is not None else [v.value for v in model.trainable_variables]
         ntv = [v.value for v in model.non_trainable_variables]
+        mv = list(metrics.stateless_reset_state()) if metrics is not None else []
         totals: dict[str, float] = {}
         rows = 0
         for batch in eval_batches(val, batch_size):
             x, y = to_xy(batch)
             n = int(np.shape(y)[0])
-            stats = jax.device_get(compiled(tv, ntv, x, y))
-            for name, value in stats.items():
+            stats, mv = compiled(tv, ntv, mv, x, y)
+            for name, value in jax.device_get(stats).items():
                 totals[name] = totals.get(name, 0.0) + float(value) * n
             rows += n
-        return {name: total / rows for name, total in totals.items()}
+        out = {name: total / rows for name, total in totals.items()}
+        if metrics is not None:
+            for name, value in jax.device_get(metrics.stateless_result(mv)).items():
+                out[name] = float(np.asarray(value))
+        return out
 
     return evaluate

@@ -6,6 +6,12 @@ pipekit's names keep their meaning (``pipekit_train.losses``): ``cross_entropy``
 or soft labels ``CategoricalCrossentropy``. A pipekit callable is ``(pred, target)``
 while Keras calls ``(y_true, y_pred)``: it is wrapped so the order is right. A
 ``keras.losses.Loss`` instance is passed through unchanged (Keras' order).
+
+A loss *function* a user compiles with (a name such as ``"categorical_crossentropy"``,
+or ``fn(y_true, y_pred)``) returns one value per sample; ``compile`` wraps it in a
+``Loss`` that aligns ranks and reduces with ``"sum_over_batch_size"``
+(``keras.src.losses.LossFunctionWrapper``, not exported). :func:`reduced_loss` is that
+wrapper on public API, for the checks before training and for ``val_loss``.
 """
 
 from __future__ import annotations
@@ -17,7 +23,30 @@ import numpy as np
 
 from pipekit_train.losses import is_classification, validate_loss
 
-__all__ = ["KerasTask", "resolve_keras_loss", "classification_kind"]
+__all__ = [
+    "KerasTask",
+    "classification_kind",
+    "elementwise_loss_name",
+    "reduced_loss",
+    "resolve_keras_loss",
+]
+
+#: Keras' loss functions that compare prediction and target element by element (they
+#: broadcast a mismatched pair silently); the name pipekit reports for each.
+_ELEMENTWISE = (
+    "mean_squared_error",
+    "mean_absolute_error",
+    "mean_absolute_percentage_error",
+    "mean_squared_logarithmic_error",
+    "huber",
+    "log_cosh",
+    "binary_crossentropy",
+    "binary_focal_crossentropy",
+    "hinge",
+    "squared_hinge",
+)
+#: pipekit's own elementwise names (``pipekit_train.losses``).
+_PIPEKIT_ELEMENTWISE = ("mse", "mae", "huber", "binary_cross_entropy")
 
 
 @dataclass
@@ -35,6 +64,52 @@ class KerasTask:
     loss: Any
     classification: str | None = None
     compile_kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+def reduced_loss(keras: Any, fn: Any, name: str) -> Any:
+    """``fn(y_true, y_pred)`` per sample as the ``keras.losses.Loss`` ``compile`` makes of it.
+
+    As Keras' ``LossFunctionWrapper``: a rank that differs by one trailing axis of size 1
+    is squeezed (or the rank-1 side expanded), then ``fn`` runs and ``Loss.__call__``
+    reduces with ``"sum_over_batch_size"`` (masks and ``sample_weight`` as Keras).
+    """
+    ops = keras.ops
+
+    class CompiledLossFunction(keras.losses.Loss):
+        def call(self, y_true: Any, y_pred: Any) -> Any:
+            t, p = len(y_true.shape), len(y_pred.shape)
+            if t == p + 1 and y_true.shape[-1] == 1:
+                y_true = ops.squeeze(y_true, axis=-1) if p != 1 else y_true
+                y_pred = ops.expand_dims(y_pred, axis=-1) if p == 1 else y_pred
+            elif p == t + 1 and y_pred.shape[-1] == 1:
+                y_pred = ops.squeeze(y_pred, axis=-1) if t != 1 else y_pred
+                y_true = ops.expand_dims(y_true, axis=-1) if t == 1 else y_true
+            return fn(y_true, y_pred)
+
+    return CompiledLossFunction(name=name)
+
+
+def elementwise_loss_name(keras: Any, loss: Any) -> str | None:
+    """The name of an elementwise loss (pipekit's or Keras'), else None.
+
+    A pipekit name (``mse``, ``mae``, ``huber``, ``binary_cross_entropy``); a Keras name
+    or alias (``"mse"``, ``"mean_squared_error"``, …); a Keras loss object or function
+    whose function is one of Keras' elementwise ones. Cross-entropies over classes and
+    user functions are not: their shapes are checked by the labels check and Keras.
+    """
+    if isinstance(loss, str) and loss in _PIPEKIT_ELEMENTWISE:
+        return loss
+    fn = loss
+    if isinstance(loss, str):
+        try:
+            fn = keras.losses.get(loss)
+        except Exception:  # not a Keras name: reported where the loss is resolved
+            return None
+    fn = getattr(fn, "fn", fn)  # a LossFunctionWrapper subclass (MeanSquaredError, …)
+    for name in _ELEMENTWISE:
+        if fn is getattr(keras.losses, name, None):
+            return loss if isinstance(loss, str) else name
+    return None
 
 
 def classification_kind(loop: Any) -> str | None:

@@ -136,17 +136,30 @@ def own_steps_per_execution(loop: Any, own: OwnCompile, options: Any) -> int:
 
 
 def loss_callable(keras: Any, loss: Any) -> Any:
-    """The compiled loss as ``fn(y_true, y_pred)``; None for a per-output dict or list."""
+    """The compiled loss as a scalar ``fn(y_true, y_pred)``, reduced as ``compile`` reduces
+    it; None for a per-output dict or list."""
     if isinstance(loss, (dict, list, tuple)):
         return None
-    fn = keras.losses.get(loss) if isinstance(loss, str) else loss
+    from ._losses import reduced_loss
+
+    try:
+        fn = keras.losses.get(loss) if isinstance(loss, str) else loss
+    except ValueError:
+        fn = None
     if fn is None or not callable(fn):
         raise ConfigError(
             f"TrainingLoop.model_op was compile()d with loss={loss!r}, which is not a Keras "
             "loss; compile it with a Keras loss name, object or fn(y_true, y_pred)",
             field="model_op",
         )
-    return fn
+    if isinstance(fn, keras.losses.Loss):
+        return fn
+    # A name or a function gives one value per sample; compile reduces it (as here).
+    return reduced_loss(keras, fn, loss if isinstance(loss, str) else _name_of(fn))
+
+
+def _name_of(fn: Any) -> str:
+    return str(getattr(fn, "__name__", None) or type(fn).__name__)
 
 
 def own_rates(keras: Any, optimizer: Any) -> Any:
@@ -157,6 +170,29 @@ def own_rates(keras: Any, optimizer: Any) -> Any:
     """
     schedule = learning_rate_schedule(optimizer)
     if not isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
-        rate = optimizer.learning_rate
-        return rates_of(float(np.asarray(getattr(rate, "value", rate))))
+        return _ConstantRate(optimizer)
     return rates_of(schedule)
+
+
+class _ConstantRate:
+    """``rates(steps)`` of a constant rate that the user's callbacks may change (e.g.
+    ``ReduceLROnPlateau``): ``refresh(step)`` (state synced) reads it after ``step``."""
+
+    def __init__(self, optimizer: Any) -> None:
+        self.optimizer = optimizer
+        self.changes: list[tuple[int, float]] = [(0, self._read())]
+
+    def _read(self) -> float:
+        rate = self.optimizer.learning_rate
+        return float(np.asarray(getattr(rate, "value", rate)))
+
+    def refresh(self, step: int) -> None:
+        rate = self._read()
+        if rate != self.changes[-1][1]:
+            self.changes.append((int(step), rate))
+
+    def __call__(self, steps: list[int]) -> list[float]:
+        out = []
+        for step in steps:  # the rate set after the last change before this step
+            out.append(next(r for s, r in reversed(self.changes) if s < step or s == 0))
+        return out

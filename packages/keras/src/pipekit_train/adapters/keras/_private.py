@@ -30,6 +30,7 @@ __all__ = [
     "PRIVATE_API",
     "check_private_api",
     "compile_config",
+    "compiled_metrics",
     "ema_averages",
     "flatten_layers",
     "learning_rate_schedule",
@@ -37,6 +38,7 @@ __all__ = [
     "optimizer_variables_order",
     "replace_ema_update",
     "set_loss_tracker",
+    "symbolic_build",
     "variable_layout",
     "set_variable_layout",
 ]
@@ -64,6 +66,20 @@ PRIVATE_API: tuple[PrivateUse, ...] = (
         "_compile_config",
         "compile",
         "a user's compile() arguments as objects (get_compile_config() serialises them)",
+    ),
+    PrivateUse(
+        "Model",
+        "_compile_metrics",
+        "compile",
+        "the compiled metrics as one object, for val_<name> and their checkpointed state "
+        "(model.metrics mixes them with the loss trackers)",
+    ),
+    PrivateUse(
+        "Model",
+        "_symbolic_build",
+        None,
+        "builds the compiled metrics before fit (shapes only), so their variables exist "
+        "when a checkpoint is restored",
     ),
     PrivateUse(
         "Layer",
@@ -165,17 +181,30 @@ check_private_api(import_keras())
 # ---------------------------------------------------------------------------- accessors
 
 
-def set_loss_tracker(model: Any, metric: Any) -> None:
-    """Replace the model's loss tracker (after ``compile``; a no-op before one)."""
+def set_loss_tracker(model: Any, metric: Any) -> Any:
+    """Replace the model's loss tracker (after ``compile``; a no-op before one); return
+    the one it replaced (None if none)."""
+    previous = getattr(model, "_loss_tracker", None)
     if hasattr(model, "_loss_tracker"):
         # Not through Layer.__setattr__: a built subclassed model refuses new tracked
         # state, and Keras reads the tracker by this attribute, not by tracking.
         object.__setattr__(model, "_loss_tracker", metric)
+    return previous
 
 
 def compile_config(model: Any) -> Any:
     """The model's last ``compile()`` record (its ``.config`` holds the objects), or None."""
     return getattr(model, "_compile_config", None)
+
+
+def compiled_metrics(model: Any) -> Any:
+    """The model's compiled metrics (one Keras ``Metric`` over all of them), or None."""
+    return getattr(model, "_compile_metrics", None)
+
+
+def symbolic_build(model: Any, x: Any, y: Any) -> None:
+    """Build what ``fit`` builds first (layers, compiled metrics and loss), on shapes only."""
+    model._symbolic_build(data_batch=(x, y))
 
 
 def flatten_layers(model: Any) -> list[Any]:

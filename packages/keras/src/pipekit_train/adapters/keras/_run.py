@@ -27,6 +27,7 @@ from pipekit_train.engine import (
     eval_batches,
     normalize_dataset,
     refuse_stream,
+    training_ended,
 )
 from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
@@ -35,12 +36,12 @@ from pipekit_train.loop import non_default_features
 
 from ._bridge import make_bridge, make_last_value_metric
 from ._checks import check_fits, check_steps_per_execution, compile_loss, unwrap_model
-from ._data import make_step_dataset, micro_batch
+from ._data import flatten_nested, make_step_dataset, micro_batch, to_xy
 from ._distribute import data_parallel, relayout
 from ._env import import_keras
 from ._eval import make_evaluator
 from ._features import check_features, ema_values, finalize_ema, install_ema, precision_scope
-from ._losses import KerasTask, classification_kind
+from ._losses import KerasTask, classification_kind, elementwise_loss_name
 from ._op import KerasModelOp
 from ._optim import make_rate_of_steps, resolve_keras_optimizer
 from ._options import KerasOptions, parse_options
@@ -53,8 +54,8 @@ from ._own import (
     own_rates,
     own_steps_per_execution,
 )
-from ._private import set_loss_tracker
-from ._state import restore_state, state_template, structure_digest
+from ._private import set_loss_tracker, symbolic_build
+from ._state import restore_metrics, restore_state, state_template, structure_digest
 
 __all__ = ["run", "fingerprint"]
 
@@ -92,16 +93,16 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
     op = loop.model_op if isinstance(loop.model_op, KerasModelOp) else KerasModelOp(model)
     # Keras' fit reads pipekit's step-indexed batch source: a stream is refused by name.
     refuse_stream(loop.dataset, "TrainingLoop.dataset", "the keras backend")
-    train = normalize_dataset(loop.dataset, "TrainingLoop.dataset")
+    train = normalize_dataset(flatten_nested(loop.dataset), "TrainingLoop.dataset")
     val = (
-        normalize_dataset(loop.val_dataset, "TrainingLoop.val_dataset")
+        normalize_dataset(flatten_nested(loop.val_dataset), "TrainingLoop.val_dataset")
         if loop.val_dataset is not None
         else None
     )
     # One record per optimiser update: k micro-batches of batch_size rows (see _data).
     source = BatchSource(train, loop.batch_size * k, loop.seed)
     first = micro_batch(source[0], 0, k)
-    loss, loss_fn = _resolve_loss(keras, loop, model, own, first["y"])
+    loss, loss_fn = _resolve_loss(keras, loop, model, own, to_xy(first)[1])
     if own is not None:
         optimizer = own.optimizer
     else:
@@ -122,12 +123,13 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
     user_callbacks = list(options.callbacks)  # checked by parse_options
     check_steps_per_execution(loop, options.steps_per_execution)
     kind = classification_kind(loop) if loss_fn is not None else None
-    width = check_fits(model, loss_fn, first, "dataset")
+    named = _loss_label(keras, loop, own, loss)
+    width = check_fits(model, loss_fn, first, "dataset", **named)
     train_y = train.get("y") if isinstance(train, dict) else first.get("y")
     check_labels(train_y, width, kind, field="TrainingLoop.dataset")
     if val is not None:
         val_first = next(iter(eval_batches(val, loop.batch_size)))
-        val_width = check_fits(model, loss_fn, val_first, "val_dataset")
+        val_width = check_fits(model, loss_fn, val_first, "val_dataset", **named)
         val_y = val.get("y") if isinstance(val, dict) else val_first.get("y")
         check_labels(val_y, val_width, kind, field="TrainingLoop.val_dataset")
     distribution = data_parallel(keras, options.data_parallel, loop.batch_size)
@@ -145,9 +147,11 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
         if own is None:  # the loop's compile; a user's compile stays the user's next run too
             mark_compiled_by_pipekit(model)
         # The per-step loss, not the epoch's running mean (after compile made the tracker).
-        set_loss_tracker(model, make_last_value_metric(keras))
+        keras_tracker = set_loss_tracker(model, make_last_value_metric(keras))
         if not optimizer.built:
             optimizer.build(model.trainable_variables)
+        # The compiled metrics' variables exist before a checkpoint is restored into them.
+        symbolic_build(model, *to_xy(first))
         if distribution is not None:
             relayout(optimizer.variables, distribution)
         if loop.ema_decay is not None:
@@ -157,9 +161,13 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
             if own is not None
             else make_rate_of_steps(keras, loop.optimizer_config, loop.max_steps)
         )
-        outcome, history = _fit(
-            keras, loop, options, model, source, val, loss_fn, rates, user_callbacks
-        )
+        try:
+            outcome, history = _fit(
+                keras, loop, options, model, source, val, loss_fn, rates, user_callbacks
+            )
+        finally:  # the user's model.evaluate() afterwards reports the mean loss again
+            if keras_tracker is not None:
+                set_loss_tracker(model, keras_tracker)
     info = jax_backend_info(
         "keras",
         "pipekit-train-keras",
@@ -204,6 +212,27 @@ def _resolve_loss(
     return compile_loss(keras, loop, first_y)
 
 
+def _loss_label(keras: Any, loop: Any, own: OwnCompile | None, loss: Any) -> dict[str, Any]:
+    """How the checks name the loss (the one the user set) and whether it is elementwise."""
+    if own is not None and own.loss is not None:
+        return {
+            "label": f"The loss model_op was compile()d with ({own.loss!r})",
+            "loss_field": "model_op",
+            "elementwise": elementwise_loss_name(keras, own.loss),
+        }
+    if isinstance(loop.task, KerasTask):
+        return {
+            "label": "TrainingLoop.task.loss",
+            "loss_field": "task.loss",
+            "elementwise": elementwise_loss_name(keras, loop.task.loss),
+        }
+    return {
+        "label": "TrainingLoop.loss",
+        "loss_field": "loss",
+        "elementwise": elementwise_loss_name(keras, loop.loss),
+    }
+
+
 def _checkpointer(loop: Any, options: KerasOptions, print_: dict[str, Any]) -> Any:
     from pipekit_train.jax.checkpoint import checkpointer_for
 
@@ -218,10 +247,13 @@ def _data_state(source: BatchSource) -> Any:
     return lambda step: {"position": int(step), "source": described}
 
 
-def _restore(checkpointer: Any, model: Any, runner: CallbackRunner, state: Any, src: str) -> Any:
+def _restore(
+    checkpointer: Any, model: Any, runner: CallbackRunner, state: Any, src: str
+) -> tuple[int | None, Any]:
+    """(the step resumed from, the restored arrays), or (None, None) with no checkpoint."""
     restored = checkpointer.restore(state_template(model))
     if restored is None:
-        return None
+        return None, None
     meta = restored.meta or {}
     data = meta.get("data") or {}
     if data.get("source", src) != src or int(data.get("position", restored.step)) != restored.step:
@@ -234,7 +266,7 @@ def _restore(checkpointer: Any, model: Any, runner: CallbackRunner, state: Any, 
     restore_state(model, restored.state)
     state.step = int(restored.step)
     runner.restore(state, meta)
-    return int(restored.step)
+    return int(restored.step), restored.state
 
 
 def _fit(
@@ -272,8 +304,9 @@ def _fit(
     history: Any = None
     try:
         with runner.guard(state):
+            restored: Any = None
             if checkpointer is not None:
-                resumed_from = _restore(checkpointer, model, runner, state, repr(source))
+                resumed_from, restored = _restore(checkpointer, model, runner, state, repr(source))
             start = state.step
             runner.run_start(state)
             with StopSignals() as signals:
@@ -292,6 +325,11 @@ def _fit(
                     rates=rates,
                     accumulate=k,
                     user_callbacks=user_callbacks,
+                    steps_per_epoch=source.steps_per_epoch,
+                    # fit resets the metrics when its epoch begins: the restored ones after
+                    on_epoch_begin=(
+                        (lambda: restore_metrics(model, restored)) if restored is not None else None
+                    ),
                 )
                 t0 = time.perf_counter()
                 if start < loop.max_steps:
@@ -303,6 +341,13 @@ def _fit(
             if checkpointer is not None:
                 checkpointer.wait()
             last_checkpoint = bridge.last_checkpoint or resumed_from
+            # committed: what fails from here on is a FinishError that keeps the run
+            training_ended(
+                state.step,
+                last_checkpoint,
+                steps_run=state.step - (resumed_from or 0),
+                total_steps=loop.max_steps,
+            )
             runner.run_end(
                 state,
                 {

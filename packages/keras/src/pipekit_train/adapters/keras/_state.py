@@ -3,7 +3,10 @@
 Bit-identical resume needs *all* of ``model.variables`` (weights, batch-norm
 statistics and the ``SeedGenerator`` state of ``Dropout`` & co. — which ``.keras``
 and ``.weights.h5`` files do not store) and all of ``model.optimizer.variables``
-(``iterations``, moments), plus the data position, which is the step. The arrays
+(``iterations``, moments), plus the data position, which is the step, and the state
+of the compiled metrics (``compile(metrics=[...])``: running totals and counts), so a
+resumed run's metric rows continue the uninterrupted run's (``fit`` resets them when
+its epoch begins: :func:`restore_metrics` puts them back after that). The arrays
 are copied to host numpy (Keras donates its device buffers to the next step) and
 stored flat under stable, index-prefixed names by core's Orbax ``Checkpointer``.
 """
@@ -17,7 +20,15 @@ import numpy as np
 
 from pipekit_train.fingerprint import structure_digest as _digest
 
-__all__ = ["capture_state", "restore_state", "state_template", "structure_digest"]
+from ._private import compiled_metrics
+
+__all__ = [
+    "capture_state",
+    "restore_metrics",
+    "restore_state",
+    "state_template",
+    "structure_digest",
+]
 
 
 def _name(i: int, variable: Any) -> str:
@@ -34,11 +45,20 @@ def _optimizer_name(i: int, variable: Any) -> str:
     return f"{i:05d}"
 
 
-_NAMERS = {"model": _name, "optimizer": _optimizer_name}
+_NAMERS = {"model": _name, "optimizer": _optimizer_name, "metrics": _optimizer_name}
+
+
+def _metric_variables(model: Any) -> list[Any]:
+    metrics = compiled_metrics(model)
+    return list(metrics.variables) if metrics is not None else []
 
 
 def _groups(model: Any) -> dict[str, list[Any]]:
-    return {"model": list(model.variables), "optimizer": list(model.optimizer.variables)}
+    groups = {"model": list(model.variables), "optimizer": list(model.optimizer.variables)}
+    metric_variables = _metric_variables(model)
+    if metric_variables:
+        groups["metrics"] = metric_variables
+    return groups
 
 
 def capture_state(model: Any) -> dict[str, dict[str, np.ndarray]]:
@@ -58,6 +78,13 @@ def state_template(model: Any) -> dict[str, dict[str, np.ndarray]]:
         }
         for group, vs in _groups(model).items()
     }
+
+
+def restore_metrics(model: Any, state: dict[str, dict[str, Any]]) -> None:
+    """Assign the restored compiled metrics' state (after ``fit`` reset it)."""
+    saved = state.get("metrics") or {}
+    for i, v in enumerate(_metric_variables(model)):
+        v.assign(np.asarray(saved[_NAMERS["metrics"](i, v)]))
 
 
 def restore_state(model: Any, state: dict[str, dict[str, Any]]) -> None:

@@ -26,7 +26,9 @@ from pipekit_train.engine import (
     RunOutcome,
     StopSignals,
     backend_info,
+    finishing,
     resume_from_store,
+    training_ended,
 )
 from pipekit_train.errors import CheckpointError, ConfigError
 from pipekit_train.fingerprint import digest_of
@@ -247,6 +249,14 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
     else:
         is_primary = True
         devices, world_size = ["cpu"], 1  # no step to run: nothing was placed anywhere
+    # the steps are done and their checkpoints written: what fails from here on (the
+    # report, on_run_end, the trained op) is a FinishError that keeps the run
+    training_ended(
+        state.step,
+        bridge.last_checkpoint,
+        steps_run=state.step - start,
+        total_steps=loop.max_steps,
+    )
     runner = bridge.runner or bridge.make_runner(is_primary)
     info = backend_info(
         "lightning",
@@ -274,8 +284,9 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
         },
     )
     runner.run_end(state, info)
-    net = net.cpu()
-    if ema is not None:  # the trained op holds the average; the checkpoint the last iterate
-        ema.copy_into(net)
-    trained = op.with_module(net) if op is not None else TorchModelOp(net)
+    with finishing("operator"):
+        net = net.cpu()
+        if ema is not None:  # the trained op holds the average; the checkpoint the last iterate
+            ema.copy_into(net)
+        trained = op.with_module(net) if op is not None else TorchModelOp(net)
     return trained, info

@@ -92,10 +92,11 @@ class ChainStep:
 
     kernel: Any
     task: NumpyroTask
-    x: Any
-    y: Any
+    #: the model's positional arguments: ``(x, y)`` in the (x, y) form, ``()`` for data
+    #: given by the model's own argument names (or none)
+    args: tuple[Any, ...]
     chain_method: str = "vectorized"
-    #: the dataset's named arrays beyond x / y, passed to the model as keywords
+    #: the model's keyword arrays: the named arrays beyond x / y, or all of them by name
     kwargs: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -103,9 +104,7 @@ class ChainStep:
         # A jit boundary around kernel.sample, as MCMC.run's fori_collect has one around its
         # loop body: without it XLA fuses the transition into the surrounding scan differently
         # and a single chain drifts from MCMC.run in the last bits (measured, NumPyro 0.22).
-        self._sample = jax.jit(
-            lambda state: self.kernel.sample(state, (self.x, self.y), self.kwargs)
-        )
+        self._sample = jax.jit(lambda state: self.kernel.sample(state, self.args, self.kwargs))
 
     @property
     def num_chains(self) -> int:
@@ -116,7 +115,7 @@ class ChainStep:
         from numpyro.infer.hmc import HMCState  # noqa: F401 - the state type, for readers
 
         key = jax.random.PRNGKey(seed)
-        args = (self.x, self.y)
+        args = self.args
         if self.num_chains == 1:
             state = self.kernel.init(key, self.task.num_warmup, None, args, self.kwargs)
         elif self.chain_method == "vectorized":

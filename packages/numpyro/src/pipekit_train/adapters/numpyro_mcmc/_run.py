@@ -11,18 +11,20 @@ import numpy as np
 from pipekit_train.adapters.bayes import (
     NumpyroPredictiveOp,
     check_init_values,
+    check_task_on_args,
     check_task_on_data,
     diagnostics,
     draws_by_chain,
     model_data,
     model_import_string,
+    named_data,
     precision,
+    predictive_site_of,
     require_task,
     starts_from,
     warn_diagnostics,
     warn_unused_fields,
 )
-from pipekit_train.errors import DataError
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax.compile_cache import use_compilation_cache
 from pipekit_train.jax.program import run_program
@@ -37,10 +39,10 @@ BACKEND = "numpyro-mcmc"
 __all__ = ["run", "BACKEND"]
 
 
-def _data_digest(x: np.ndarray, y: np.ndarray, extras: dict[str, np.ndarray]) -> str:
+def _data_digest(args: tuple[np.ndarray, ...], kwargs: dict[str, np.ndarray]) -> str:
     h = hashlib.sha256()
-    for name, a in (("x", x), ("y", y), *sorted(extras.items())):
-        if name not in ("x", "y"):
+    for name, a in (*zip(("x", "y"), args, strict=False), *sorted(kwargs.items())):
+        if name not in ("x", "y") or not args:
             h.update(name.encode())  # only named arrays add to the digest (x / y as before)
         h.update(f"{a.shape}{a.dtype}".encode())
         h.update(np.ascontiguousarray(a).tobytes())
@@ -59,7 +61,7 @@ def _model_name(model: Any) -> str:
 
 
 def _fingerprint(
-    loop: Any, task: Any, options: McmcOptions, state: Any, x: Any, y: Any, extras: Any
+    loop: Any, task: Any, options: McmcOptions, state: Any, args: Any, kwargs: Any
 ) -> Any:
     from pipekit_train.jax.structure import tree_structure_digest
 
@@ -70,7 +72,7 @@ def _fingerprint(
         optimizer=False,
         extra={
             "model": _model_name(task.model),
-            "data": _data_digest(x, y, extras),
+            "data": _data_digest(args, kwargs),
             **({"model_kwargs": task.model_kwargs} if task.model_kwargs else {}),
             "num_warmup": task.num_warmup,
             "num_samples": task.num_samples,
@@ -141,23 +143,22 @@ def _run(
     from ._chain import ChainStep, make_kernel
     from ._program import build_sampler_program
 
-    x, y, extras = model_data(loop.dataset, "TrainingLoop.dataset")
-    if y is None:
-        raise DataError(
-            "TrainingLoop.dataset has no 'y': numpyro-mcmc conditions the model's "
-            f"{task.predictive_site!r} site on it; give {{'x': X, 'y': Y}} or (X, Y)"
-        )
     dtype = jnp.result_type(float)
-    x = np.asarray(x, dtype=dtype) if np.asarray(x).dtype.kind == "f" else np.asarray(x)
-    y = np.asarray(y, dtype=dtype) if np.asarray(y).dtype.kind == "f" else np.asarray(y)
-    extras = {
-        k: np.asarray(v, dtype=dtype) if v.dtype.kind == "f" else v for k, v in extras.items()
-    }
-    sites = check_task_on_data(task, x, y, extras=extras)
+    cast = lambda a: np.asarray(a, dtype=dtype) if a.dtype.kind == "f" else a  # noqa: E731
+    named = named_data(task.bound_model(), loop.dataset, "TrainingLoop.dataset")
+    args: tuple[Any, ...]
+    if named is None:  # the (x, y) form: model(x, y, **extras)
+        x, y, extras = model_data(loop.dataset, "TrainingLoop.dataset")
+        x, y = cast(np.asarray(x)), None if y is None else cast(np.asarray(y))
+        args, kwargs_np = (x,) if y is None else (x, y), {k: cast(v) for k, v in extras.items()}
+        sites = check_task_on_data(task, x, y, extras=kwargs_np)
+    else:  # by the model's own argument names (none for a model without data)
+        args, kwargs_np = (), {k: cast(v) for k, v in named.items()}
+        sites = check_task_on_args(task, args, kwargs_np)
     if options.init_values:  # latent sites, their shapes and supports (bayes, as blackjax)
         check_init_values(sites, options.init_values)
     # None: a factor likelihood, no site to draw predictions from (the op says so).
-    site = task.predictive_site if task.predictive_site in sites else None
+    site = predictive_site_of(task, sites)
     if options.kernel_object is not None:
         from ._user_kernel import check_user_kernel
 
@@ -165,11 +166,12 @@ def _run(
 
     model = task.bound_model()
     kernel = make_kernel(model, options)
-    kwargs = {k: jnp.asarray(v) for k, v in extras.items()}
-    chain = ChainStep(kernel, task, jnp.asarray(x), jnp.asarray(y), options.chain_method, kwargs)
+    kwargs = {k: jnp.asarray(v) for k, v in kwargs_np.items()}
+    jargs = tuple(jnp.asarray(a) for a in args)
+    chain = ChainStep(kernel, task, jargs, options.chain_method, kwargs)
     with starts_from(options.init_values):  # a support depending on another site's value
         state = chain.init(loop.seed)
-    fp = _fingerprint(loop, task, options, state, x, y, extras)
+    fp = _fingerprint(loop, task, options, state, args, kwargs_np)
 
     from pipekit_train.jax.checkpoint import checkpointer_for
 
@@ -183,26 +185,33 @@ def _run(
         steps_per_call=options.steps_per_call,
         fingerprint=fp,
     )
-    samples, stats = draws_by_chain(result.trace, task.num_chains)
+    from pipekit_train.engine import finishing
+
+    # After the last step: a failure here is core's FinishError naming the call, and the
+    # final checkpoint stays for a rerun (engine.finishing).
+    with finishing("operator", "the draws of the trace, by chain"):
+        samples, stats = draws_by_chain(result.trace, task.num_chains)
     op = None
     diag: dict[str, Any] | None = None
     msgs: list[str] = []
     if samples and next(iter(samples.values())).shape[1] > 0:
-        diag = diagnostics(
-            samples,
-            stats.get("diverging"),
-            sample_stats={k: v for k, v in stats.items() if k != "diverging"},
-            max_tree_depth=options.max_tree_depth if options.kernel == "nuts" else None,
-        )
-        msgs = warn_diagnostics(diag, BACKEND)
-        op = NumpyroPredictiveOp(
-            model,
-            samples,
-            predictive_site=site,
-            predictive_samples=task.predictive_samples,
-            sample_stats=stats,
-            seed=loop.seed,
-        )
+        with finishing("report", "the posterior diagnostics (R-hat, ESS, divergences)"):
+            diag = diagnostics(
+                samples,
+                stats.get("diverging"),
+                sample_stats={k: v for k, v in stats.items() if k != "diverging"},
+                max_tree_depth=options.max_tree_depth if options.kernel == "nuts" else None,
+            )
+            msgs = warn_diagnostics(diag, BACKEND)
+        with finishing("operator", "NumpyroPredictiveOp"):
+            op = NumpyroPredictiveOp(
+                model,
+                samples,
+                predictive_site=site,
+                predictive_samples=task.predictive_samples,
+                sample_stats=stats,
+                seed=loop.seed,
+            )
     info = jax_backend_info(
         BACKEND,
         "pipekit-train-numpyro",

@@ -28,12 +28,19 @@ def build_svi_program(
     val: tuple[Any, Any, dict[str, Any]] | None,
     val_elbo: Callable[[Any, Any, Any, Any], jax.Array] | None,
     keywords: tuple[str, ...] = (),
+    whole: dict[str, Any] | None = None,
 ) -> Program:
     """The driver's program for ``svi`` from its initial ``state``; ``keywords`` are the
-    batch's named arrays beyond ``x`` / ``y``, passed to the model by name."""
+    batch's named arrays beyond ``x`` / ``y``, passed to the model by name. ``whole``: the
+    data given by the model's own argument names, the same every step (there are no
+    batches then), as ``SVI.run(key, steps, **whole)`` passes it."""
 
     def step(carry: Any, batch: Any, key: jax.Array) -> tuple[Any, dict[str, jax.Array]]:
-        new, loss = svi.update(carry, batch["x"], batch["y"], **{k: batch[k] for k in keywords})
+        if whole is not None:
+            new, loss = svi.update(carry, **whole)
+        else:
+            kw = {k: batch[k] for k in keywords}
+            new, loss = svi.update(carry, batch["x"], batch["y"], **kw)
         metrics = {"loss": loss, "elbo": -loss}
         lr = current_learning_rate(carry.optim_state)  # an inject_hyperparams optimiser's rate
         if lr is not None:

@@ -10,11 +10,14 @@ import numpy as np
 from pipekit_train.adapters.bayes import (
     NumpyroPredictiveOp,
     bind_data_size,
+    check_task_on_args,
     check_task_on_data,
     make_guide,
     model_data,
     model_import_string,
+    named_data,
     precision,
+    predictive_site_of,
     require_task,
     variational_summary,
     warn_diagnostics,
@@ -24,7 +27,7 @@ from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax.compile_cache import use_compilation_cache
 from pipekit_train.jax.program import run_program
 from pipekit_train.jax.report import jax_backend_info
-from pipekit_train.loop import require_features
+from pipekit_train.loop import TrainingLoop, require_features
 
 from ._options import SviOptions, parse_options
 
@@ -48,6 +51,15 @@ def _require_y(has_y: bool, site: str) -> None:
             f"{site!r} site on it; give {{'x': X, 'y': Y}} or (X, Y) (a stream: examples of "
             "that form)"
         )
+
+
+#: ``TrainingLoop.batch_size``'s default: left there, data given by name ignores it.
+_DEFAULT_BATCH_SIZE = TrainingLoop.__dataclass_fields__["batch_size"].default
+
+
+def _rows(arrays: dict[str, np.ndarray]) -> int:
+    """The data's size for the report and the batch check: the longest leading axis."""
+    return max((int(a.shape[0]) for a in arrays.values() if a.ndim), default=1)
 
 
 def run(loop: Any) -> tuple[NumpyroPredictiveOp, dict[str, Any]]:
@@ -78,7 +90,7 @@ def _run(
     from numpyro.infer import SVI, Predictive, Trace_ELBO
     from numpyro.optim import optax_to_numpyro
 
-    from pipekit_train.engine import BatchSource, data_size, sized_stream
+    from pipekit_train.engine import BatchSource, data_size, finishing, sized_stream
     from pipekit_train.jax import own_optimizer
     from pipekit_train.jax.data import GrainBatchIterator
     from pipekit_train.jax.optim import resolve_optimizer
@@ -94,7 +106,26 @@ def _run(
         cast=lambda batch: {k: cast(v) for k, v in batch.items()},
     )
     batches: Any
-    if streamed is not None:
+    named = (
+        None
+        if streamed is not None
+        else named_data(task.bound_model(), loop.dataset, "TrainingLoop.dataset")
+    )
+    if named is not None:  # by the model's own argument names: the whole data every step
+        # Left at its default, batch_size means nothing here (SVI.run has no batches);
+        # set below the rows, it asks for minibatches this form cannot give.
+        if loop.batch_size != _DEFAULT_BATCH_SIZE and loop.batch_size < _rows(named):
+            raise ConfigError(
+                f"TrainingLoop.batch_size ({loop.batch_size}) is smaller than the data "
+                f"({_rows(named)} rows), but a dataset given by the model's argument names "
+                "is fitted whole at every step (its arrays need not share rows); leave "
+                f"batch_size at least {_rows(named)}, or give minibatches in the (x, y) form, "
+                "{'x': X, 'y': Y}, to a model(x, y=None, N=None)",
+                field="batch_size",
+            )
+        n, shuffle, names, batches = _rows(named), False, tuple(named), None
+        data = first = {k: cast(v) for k, v in named.items()}
+    elif streamed is not None:
         first = streamed.first
         _require_y("y" in first, task.predictive_site)
         n, shuffle, data = streamed.num_data, False, first  # predictions on the first batch
@@ -117,7 +148,18 @@ def _run(
         first = source[0]
         batches = GrainBatchIterator(source, worker_count=options.worker_count)
     val: tuple[Any, Any, dict[str, Any]] | None = None
-    if loop.val_dataset is not None:
+    named_val = None
+    if loop.val_dataset is not None and named is not None:
+        named_val = named_data(task.bound_model(), loop.val_dataset, "TrainingLoop.val_dataset")
+        if named_val is None:
+            raise ConfigError(
+                "TrainingLoop.val_dataset is in the (x, y) form but TrainingLoop.dataset gives "
+                "the model its arguments by name; give val_dataset by the same names, "
+                f"{{{', '.join(f'{k!r}: ...' for k in named)}}}",
+                field="val_dataset",
+            )
+        val = (None, None, {k: jnp.asarray(cast(v)) for k, v in named_val.items()})
+    elif loop.val_dataset is not None:
         xv, yv, extras_v = model_data(loop.val_dataset, "TrainingLoop.val_dataset")
         if yv is None:
             raise DataError("TrainingLoop.val_dataset has no 'y'; the validation ELBO needs it")
@@ -127,13 +169,21 @@ def _run(
             {k: jnp.asarray(cast(v)) for k, v in extras_v.items()},
         )
     base_model = task.bound_model()
-    model = bind_data_size(
-        base_model, n, loop.batch_size, ordered=task.ordered, streaming=streamed is not None
-    )
-    sites = check_task_on_data(
-        task, first["x"], first["y"], model=model, extras={k: first[k] for k in names}
-    )
-    if val is not None:
+    if named is not None:
+        model = base_model
+        sites = check_task_on_args(task, (), first, model=model)
+    else:
+        model = bind_data_size(
+            base_model, n, loop.batch_size, ordered=task.ordered, streaming=streamed is not None
+        )
+        sites = check_task_on_data(
+            task, first["x"], first["y"], model=model, extras={k: first[k] for k in names}
+        )
+    # The model's positional arguments: (x, y) in the (x, y) form, none by name.
+    positional: tuple[str, ...] = () if named is not None else ("x", "y")
+    if named_val is not None:
+        check_task_on_args(task, (), named_val)
+    elif val is not None:
         check_task_on_data(task, val[0], val[1], extras=val[2])
 
     tx = resolve_optimizer(loop.optimizer_config, max_steps=loop.max_steps)
@@ -144,7 +194,7 @@ def _run(
     root = jax.random.PRNGKey(loop.seed)
     init_key, eval_key, predict_key = jax.random.split(root, 3)
     try:
-        state = svi.init(init_key, jnp.asarray(first["x"]), jnp.asarray(first["y"]), **first_kw)
+        state = svi.init(init_key, *(jnp.asarray(first[k]) for k in positional), **first_kw)
     except Exception as exc:  # the guide does not fit the model, or the model's density
         # is not finite where the guide starts (e.g. an ARMA recursion overflowing float32)
         x64 = "" if options.x64 else ' backend_options={"x64": True} (float32 may overflow), '
@@ -160,7 +210,8 @@ def _run(
     own = own_optimizer(loop, svi.get_params(state), optimizer_id=options.optimizer_id)
 
     def val_elbo(carry: Any, xv: Any, yv: Any, kv: Any) -> Any:
-        return loss.loss(eval_key, svi.get_params(carry), base_model, guide, xv, yv, **kv)
+        args = () if xv is None else (xv, yv)
+        return loss.loss(eval_key, svi.get_params(carry), base_model, guide, *args, **kv)
 
     fp = core_fingerprint(
         loop,
@@ -186,7 +237,13 @@ def _run(
     from ._program import build_svi_program
 
     program = build_svi_program(
-        svi, state, seed=loop.seed, val=val, val_elbo=val_elbo, keywords=names
+        svi,
+        state,
+        seed=loop.seed,
+        val=val,
+        val_elbo=val_elbo,
+        keywords=names,
+        whole={k: jnp.asarray(v) for k, v in data.items()} if named is not None else None,
     )
     result = run_program(
         loop,
@@ -214,22 +271,31 @@ def _run(
             num_samples=task.predictive_samples,
             return_sites=latent + deterministic,
             parallel=True,
-        )(key, xs, None, **kw)
+        )(key, *xs, **kw)
 
-    draws = guide_draws(
-        predict_key, params, jnp.asarray(data["x"]), {k: jnp.asarray(data[k]) for k in names}
-    )
-    samples = {k: np.asarray(v)[None] for k, v in draws.items() if k in latent + deterministic}
-    op = NumpyroPredictiveOp(
-        base_model,
-        samples,
-        predictive_site=task.predictive_site if task.predictive_site in sites else None,
-        predictive_samples=task.predictive_samples,
-        seed=loop.seed,
-    )
+    # (x,) in the (x, y) form; by name, all of it (the latent and deterministic sites
+    # drawn do not depend on whether the observations are given).
+    # After the last step: a failure here is core's FinishError naming the call, and the
+    # final checkpoint stays for a rerun (engine.finishing).
+    with finishing("operator", "numpyro.infer.Predictive drawing from the fitted guide"):
+        draws = guide_draws(
+            predict_key,
+            params,
+            tuple(jnp.asarray(data[k]) for k in positional[:1]),
+            {k: jnp.asarray(data[k]) for k in names},
+        )
+        samples = {k: np.asarray(v)[None] for k, v in draws.items() if k in latent + deterministic}
+        op = NumpyroPredictiveOp(
+            base_model,
+            samples,
+            predictive_site=predictive_site_of(task, sites),
+            predictive_samples=task.predictive_samples,
+            seed=loop.seed,
+        )
     final_loss = result.state.metrics.get("loss")
-    summary = variational_summary(samples) if samples else None
-    msgs = warn_diagnostics(summary, BACKEND) if summary is not None else []
+    with finishing("report", "the posterior summary of the guide's draws"):
+        summary = variational_summary(samples) if samples else None
+        msgs = warn_diagnostics(summary, BACKEND) if summary is not None else []
     if final_loss is not None and not np.isfinite(final_loss):
         msgs.append(
             f"the final ELBO is {-float(final_loss)}: the fit diverged; lower the learning "
