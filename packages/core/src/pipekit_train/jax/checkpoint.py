@@ -594,8 +594,9 @@ def read_state(step_dir: str | os.PathLike[str]) -> dict[str, Any]:
     for a program's carry, ``"params.w"`` for a nested state; ``"00003"`` for a program's
     step written before leaves were named), in the state's leaf order, packed leaves
     unpacked; PRNG keys come back as their raw key data. For tests, debugging and tools
-    that have no model to restore into; a run resumes through :meth:`Checkpointer.restore`. The arrays are checked
-    against the step's checksums first (``CheckpointError`` naming the array if not).
+    that have no model to restore into; a run resumes through
+    :meth:`Checkpointer.restore`. The arrays are checked against the step's checksums
+    first (``CheckpointError`` naming the array if not).
     """
     import numpy as np
     import orbax.checkpoint as ocp
