@@ -68,7 +68,7 @@ def _blackjax_starts(seed: int, jitter: float) -> dict[str, np.ndarray]:
 def _mcmc_starts(seed: int, jitter: float) -> dict[str, np.ndarray]:
     options = mcmc_options({"init_values": VALUES, "init_jitter": jitter})
     task = NumpyroTask(model=regression, num_chains=3)
-    chain = ChainStep(make_kernel(regression, options), task, X, Y)
+    chain = ChainStep(make_kernel(regression, options), task, (X, Y))
     return {k: np.asarray(v) for k, v in chain.init(seed).z.items()}
 
 

@@ -20,7 +20,14 @@ from pipekit_train.engine import (
 )
 from pipekit_train.errors import ConfigError, closest
 
-__all__ = ["OPTION_SPECS", "COMMON_SPECS", "SAMPLER_PARAMS", "SAMPLERS", "KEEP_UNKNOWN"]
+__all__ = [
+    "OPTION_SPECS",
+    "COMMON_SPECS",
+    "SAMPLER_PARAMS",
+    "SAMPLERS",
+    "KEEP_UNKNOWN",
+    "LIGHT_CHECKS",
+]
 
 #: sampler → {parameter: default}
 SAMPLER_PARAMS: dict[str, dict[str, Any]] = {
@@ -79,6 +86,10 @@ NOT_OFFERED: dict[str, str] = {
     ),
 }
 _ONE_OF = "one of " + ", ".join(repr(s) for s in SAMPLERS)
+
+#: the specs whose ``check`` is pure Python, so core's preflight runs it before the backend
+#: is imported (the sampler's name: an unknown or refused one is answered from the YAML alone)
+LIGHT_CHECKS = frozenset({"sampler"})
 
 
 def _check_sampler(value: str) -> str:

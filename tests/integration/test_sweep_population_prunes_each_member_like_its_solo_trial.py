@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from _eqx_helpers import backend_registered, compilation_cache_dir
 from _population_sweep import BAD_LR, make_sweep, trials_of
 
 
@@ -24,11 +23,10 @@ def _close(a: float, b: float) -> bool:
 
 
 def test_the_pruner_prunes_the_bad_member_and_the_rest_go_on(tmp_path: Path) -> None:
-    cache = compilation_cache_dir()
-    with backend_registered():
-        pop = trials_of(make_sweep(tmp_path / "pop", 4, cache).run())
-        solo = trials_of(make_sweep(tmp_path / "solo", None, cache).run())
-        unpruned = trials_of(make_sweep(tmp_path / "nopruner", 4, cache, pruner=None).run())
+    cache = str(tmp_path / "jax-cache")
+    pop = trials_of(make_sweep(tmp_path / "pop", 4, cache).run())
+    solo = trials_of(make_sweep(tmp_path / "solo", None, cache).run())
+    unpruned = trials_of(make_sweep(tmp_path / "nopruner", 4, cache, pruner=None).run())
 
     lrs = [t["params"]["optimizer_config.lr"] for t in pop]
     assert BAD_LR in lrs and any(lr != BAD_LR for lr in lrs), lrs

@@ -17,16 +17,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _eqx_helpers import backend_registered, compilation_cache_dir, subprocess_env
 from _population_sweep import make_sweep, trials_of
 
 WORKER = Path(__file__).with_name("_population_sweep.py")
 
 
-def _sweep(folder: Path, kill_after: int, starts: Path) -> subprocess.CompletedProcess[str]:
-    env = subprocess_env(JAX_PLATFORMS="cpu", PIPEKIT_TEST_STARTS=str(starts))
+def _sweep(
+    folder: Path, kill_after: int, starts: Path, cache: Path
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "PIPEKIT_TEST_STARTS": str(starts)}
     return subprocess.run(
-        [sys.executable, str(WORKER), str(folder), str(kill_after), compilation_cache_dir()],
+        [sys.executable, str(WORKER), str(folder), str(kill_after), str(cache)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -39,15 +40,15 @@ def _starts(path: Path) -> list[int]:
 
 
 def test_killed_population_sweep_resumes_to_the_uninterrupted_study(tmp_path: Path) -> None:
-    with backend_registered():
-        reference = trials_of(make_sweep(tmp_path / "ref", 4, compilation_cache_dir()).run())
+    cache = tmp_path / "jax-cache"
+    reference = trials_of(make_sweep(tmp_path / "ref", 4, str(cache)).run())
     assert [t["state"] for t in reference] == ["COMPLETE", "PRUNED", "COMPLETE", "COMPLETE"]
 
     for kill_after in (1, 2):
         folder, starts = tmp_path / f"killed_{kill_after}", tmp_path / f"starts_{kill_after}"
-        killed = _sweep(folder, kill_after, starts)
+        killed = _sweep(folder, kill_after, starts, cache)
         assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
-        resumed = _sweep(folder, 0, starts)
+        resumed = _sweep(folder, 0, starts, cache)
         assert resumed.returncode == 0, resumed.stderr[-3000:]
         first, again = _starts(starts)  # one population, started twice
         assert first == 0 and again > 0, _starts(starts)
