@@ -1,8 +1,10 @@
 """The DataModule docs' ``MNISTDataModule`` (shrunk to digits) as ``dataset`` *and*
 ``val_dataset`` evaluates its ``val_dataloader`` at ``eval_every_n_steps``, as
 ``Trainer(val_check_interval=4)`` validates it: the same ``val_loss`` / ``val_acc`` at steps
-4 and 8. (``eval_every_n_steps`` needs a ``val_dataset``, and another ``val_dataset`` beside
-the datamodule's ``val_dataloader`` is refused: the refusal names this way, never the other.)"""
+4 and 8 — with ``val_dataset`` left out, too (the datamodule's ``val_dataloader`` is its
+validation data, as under ``Trainer``). Another ``val_dataset`` beside the ``val_dataloader``
+is refused, and so is ``eval_every_n_steps`` for a datamodule without one: each refusal names
+the way that works, never the other.)"""
 
 from __future__ import annotations
 
@@ -50,12 +52,13 @@ def _loop(dm: DigitsDataModule, val: Any, path: Path | None = None) -> TrainingL
     )
 
 
+@pytest.mark.parametrize("val", ["the datamodule", None])
 def test_datamodule_val_dataloader_at_the_eval_cadence_like_val_check_interval(
-    tmp_path: Path,
+    tmp_path: Path, val: str | None
 ) -> None:
     dm = DigitsDataModule(batch_size=BATCH)
     path = tmp_path / "metrics.jsonl"
-    _loop(dm, dm, path).run()
+    _loop(dm, dm if val else None, path).run()
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     ours = {r["step"]: r for r in rows if "val_loss" in r}
     seen = Validations()
@@ -77,3 +80,27 @@ def test_another_val_dataset_beside_val_dataloader_names_the_way(no_fit: None) -
     with pytest.raises(ConfigError, match="val_dataset=<the same datamodule>") as err:
         _loop(dm, other).run()
     assert err.value.field == "val_dataset"  # the way it names is the test above
+    assert "drop val_dataset" in str(err.value)
+
+
+class TrainOnly(pl.LightningDataModule):
+    """A datamodule with a ``train_dataloader`` and no ``val_dataloader``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = DigitsDataModule(batch_size=BATCH)
+
+    def setup(self, stage: str) -> None:
+        self.inner.setup(stage)
+
+    def train_dataloader(self) -> Any:
+        return self.inner.train_dataloader()
+
+
+def test_eval_cadence_on_a_datamodule_without_val_dataloader_names_the_ways(
+    no_fit: None,
+) -> None:
+    with pytest.raises(ConfigError, match="defines no val_dataloader") as err:
+        _loop(TrainOnly(), None).run()
+    assert err.value.field == "eval_every_n_steps"
+    assert "val_check_interval" in str(err.value) and "give val_dataset=" in str(err.value)

@@ -77,8 +77,32 @@ def _cmd_run(args: argparse.Namespace) -> int:
         _print_interrupted(args, info, loop.checkpoint_dir)
         return INTERRUPTED_EXIT_CODES.get(str(interrupted), 1)
     if args.save:
+        return _save(op, args, loop.checkpoint_dir)
+    return 0
+
+
+def _save(op: Any, args: argparse.Namespace, checkpoint_dir: Any) -> int:
+    """``op.save(--save)``; a folder that cannot be written (an ``OSError``: no permission, a
+    file in the way, a full disk; or the op's own ``PipekitError`` saying so) is one error
+    line naming the path, the cause and what was kept, never a traceback: the run itself
+    finished, and a rerun with another ``--save`` restores it without training."""
+    try:
         op.save(args.save)
-        print(f"saved trained model to {args.save}")
+    except (OSError, PipekitError) as exc:
+        kept = (
+            f"the run's final checkpoint is kept in {checkpoint_dir}; rerun with another "
+            "--save (the finished run is restored, not trained again)"
+            if checkpoint_dir is not None
+            else "the run had no checkpoint_dir, so nothing of it was kept"
+        )
+        print(
+            f"pipekit-train: error: could not save the trained model to {args.save}: "
+            f"{type(exc).__name__}: {_error_text(exc) if isinstance(exc, PipekitError) else exc}"
+            f"; {kept}",
+            file=sys.stderr,
+        )
+        return 2
+    print(f"saved trained model to {args.save}")
     return 0
 
 

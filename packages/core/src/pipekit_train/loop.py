@@ -45,6 +45,13 @@ FEATURE_DEFAULTS: dict[str, Any] = {
 PRECISIONS = ("float32", "bfloat16", "mixed-bfloat16")
 
 
+def _has_val_dataloader(dataset: Any) -> bool:
+    """A Lightning datamodule (told by its hook, with no Lightning import): its own
+    ``val_dataloader`` is the validation data, as under ``Trainer(val_check_interval=...)``;
+    the backend refuses one that defines none."""
+    return callable(getattr(dataset, "val_dataloader", None))
+
+
 def _brings_its_own_training(model_op: Any) -> bool:
     """Whether ``model_op`` may say its own loss, so its backend (not core) decides on ``loss``.
 
@@ -175,7 +182,8 @@ class TrainingLoop:
         if self.dataset is None and not task_unknown and getattr(self.task, "needs_dataset", True):
             raise ConfigError(
                 "TrainingLoop.dataset is required: give {'x': X, 'y': Y}, (X, Y), an indexable "
-                "of records, or a grain.MapDataset",
+                "of records, or a grain.MapDataset (for a NumPyro model: its data by the "
+                "model's argument names, e.g. {'at_bats': ..., 'hits': ...})",
                 field="dataset",
             )
         if self.loss is None and self.task is None and not _brings_its_own_training(self.model_op):
@@ -192,7 +200,11 @@ class TrainingLoop:
         _positive_int(self.max_steps, "max_steps")
         _positive_int(self.log_every_n_steps, "log_every_n_steps")
         _positive_int(self.eval_every_n_steps, "eval_every_n_steps", allow_none=True)
-        if self.eval_every_n_steps is not None and self.val_dataset is None:
+        if (
+            self.eval_every_n_steps is not None
+            and self.val_dataset is None
+            and not _has_val_dataloader(self.dataset)
+        ):
             raise ConfigError(
                 "TrainingLoop.eval_every_n_steps is set but val_dataset is None; give "
                 "val_dataset= or drop eval_every_n_steps",

@@ -65,9 +65,15 @@ def to_inference_data(
     return az.from_dict(posterior=posterior, sample_stats=stats or None)
 
 
+def _components(draws: np.ndarray) -> np.ndarray:
+    """``(chains, draws, k)``: every scalar component of a site (``k`` may be 0: a site of
+    size 0, such as the coefficients of a regression on no covariates)."""
+    return draws.reshape(draws.shape[:2] + (int(np.prod(draws.shape[2:], dtype=np.int64)),))
+
+
 def _moments(draws: np.ndarray) -> dict[str, Any]:
     """``mean``, ``sd`` (ddof = 1) and ``nonfinite`` of one site's ``(chains, draws, …)`` array."""
-    flat = draws.reshape((-1,) + draws.shape[2:])
+    flat = draws.reshape((draws.shape[0] * draws.shape[1],) + draws.shape[2:])
     return {
         "mean": flat.mean(axis=0).tolist(),
         "sd": (
@@ -80,7 +86,7 @@ def _moments(draws: np.ndarray) -> dict[str, Any]:
 def _per_component(draws: np.ndarray, fn: Any) -> Any:
     """``fn`` of each scalar component's ``(chains, draws)`` array, as nested lists."""
     shape = tuple(draws.shape[2:])
-    flat = draws.reshape((draws.shape[0], draws.shape[1], -1))
+    flat = _components(draws)
     with np.errstate(all="ignore"):  # inf draws: NaN figures, counted and warned elsewhere
         values = np.array([fn(flat[:, :, i]) for i in range(flat.shape[2])], dtype=np.float64)
     return values.reshape(shape).tolist()
@@ -89,7 +95,7 @@ def _per_component(draws: np.ndarray, fn: Any) -> Any:
 def _hdi_bounds(draws: np.ndarray) -> tuple[Any, Any]:
     """The ``HDI_PROB`` highest-density interval of each component as ``(low, high)``."""
     shape = tuple(draws.shape[2:])
-    flat = draws.reshape((draws.shape[0], draws.shape[1], -1))
+    flat = _components(draws)
     with np.errstate(all="ignore"):
         pairs = [hdi(flat[:, :, i], HDI_PROB) for i in range(flat.shape[2])]
     dtype = draws.dtype if draws.dtype.kind == "f" else np.float64

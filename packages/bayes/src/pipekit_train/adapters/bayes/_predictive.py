@@ -107,7 +107,10 @@ class NumpyroPredictiveOp:
     @property
     def samples(self) -> dict[str, np.ndarray]:
         """Constrained draws per site, chains concatenated: ``(chains * draws, …)``."""
-        return {k: v.reshape((-1,) + v.shape[2:]) for k, v in self._by_chain.items()}
+        return {
+            k: v.reshape((v.shape[0] * v.shape[1],) + v.shape[2:])
+            for k, v in self._by_chain.items()
+        }
 
     @property
     def samples_by_chain(self) -> dict[str, np.ndarray]:

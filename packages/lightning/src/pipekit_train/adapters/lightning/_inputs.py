@@ -140,10 +140,18 @@ def data_and_evaluate(
             raise ConfigError(
                 f"TrainingLoop.val_dataset is set and the LightningDataModule in dataset "
                 f"({type(ds).__name__}) defines val_dataloader; drop val_dataset (the "
-                "val_dataloader is evaluated at the end of the run), or give "
-                "val_dataset=<the same datamodule> to evaluate its val_dataloader at "
-                "eval_every_n_steps",
+                "val_dataloader is then evaluated at eval_every_n_steps, or at the end of "
+                "the run without it), or give val_dataset=<the same datamodule>",
                 field="val_dataset",
+            )
+        if vds is None and dm_val is None and loop.eval_every_n_steps is not None:
+            raise ConfigError(
+                f"TrainingLoop.eval_every_n_steps is set, val_dataset is None and the "
+                f"LightningDataModule in dataset ({type(ds).__name__}) defines no "
+                "val_dataloader; define one (it is then evaluated at eval_every_n_steps, as "
+                "Trainer(val_check_interval=...) does), give val_dataset=, or drop "
+                "eval_every_n_steps",
+                field="eval_every_n_steps",
             )
         vds = vds if dm_val is None else dm_val
     elif isinstance(ds, torch.utils.data.DataLoader):
