@@ -11,9 +11,15 @@ from pipekit_train.errors import ConfigError, DataError, PipekitError
 from pipekit_train.losses import align_shapes
 
 from ._data import to_xy
-from ._losses import KerasTask, reduced_loss, resolve_keras_loss
+from ._losses import KerasTask, crossentropy_by_shapes, reduced_loss, resolve_keras_loss
 
-__all__ = ["unwrap_model", "check_fits", "compile_loss", "check_steps_per_execution"]
+__all__ = [
+    "unwrap_model",
+    "check_fits",
+    "compile_loss",
+    "check_steps_per_execution",
+    "resolve_crossentropy",
+]
 
 
 def unwrap_model(keras: Any, model_op: Any) -> Any:
@@ -63,14 +69,7 @@ def check_fits(
     if traced is not None:
         pred, value = traced
     else:
-        try:
-            pred = model(x, training=False)
-        except Exception as exc:
-            raise DataError(
-                f"TrainingLoop.{field} does not fit the model: calling it on one batch "
-                f"({_describe(batch)}) failed: {type(exc).__name__}: {exc}. Give x with the "
-                "shape and dtype the model's input expects"
-            ) from exc
+        pred = _call_model(model, x, batch, field)
     shape = getattr(pred, "shape", None)
     width = output_width(shape) if shape is not None else None
     if loss_fn is None:  # the model's own train_step / per-output loss: Keras checks it
@@ -104,6 +103,71 @@ def check_fits(
             field=loss_field,
         )
     return width
+
+
+def _call_model(model: Any, x: Any, batch: dict[str, Any], field: str) -> Any:
+    """``model(x)`` in inference mode; a model that cannot take the batch is a DataError."""
+    try:
+        return model(x, training=False)
+    except Exception as exc:
+        raise DataError(
+            f"TrainingLoop.{field} does not fit the model: calling it on one batch "
+            f"({_describe(batch)}) failed: {type(exc).__name__}: {exc}. Give x with the "
+            "shape and dtype the model's input expects"
+        ) from exc
+
+
+_CROSSENTROPY_RULE = (
+    "it is binary_crossentropy when the model's output has a last axis of 1 (0/1 targets "
+    "of the output's shape, or without that axis), sparse_categorical_crossentropy when "
+    "the targets have one axis less than the output, or a last axis of 1 against a wider "
+    "output (integer class ids), else categorical_crossentropy (one-hot targets of the "
+    "output's shape)"
+)
+
+
+def resolve_crossentropy(
+    keras: Any, model: Any, batch: dict[str, Any], name: str, *, label: str, loss_field: str
+) -> Any:
+    """``"crossentropy"`` / ``"ce"`` as the ``fn(y_true, y_pred)`` ``fit`` will train with.
+
+    Keras builds the compiled loss from the first batch: the model's output shape and the
+    targets' shape pick the cross-entropy (:func:`crossentropy_by_shapes`), reduced as
+    ``compile`` reduces a loss function. Here the same batch, before compiling: the
+    output's shape is traced (or the model called, as :func:`check_fits`) and the picked
+    loss traced on the two shapes, so a pair Keras would refuse is a ``ConfigError``
+    naming the compiled loss, what it became and what works. ``None`` for nested targets
+    or outputs: Keras resolves the name per output then, as for a per-output loss.
+    """
+    x, y = to_xy(batch)
+    traced = _traced_shapes(model, None, x, y)
+    pred = traced[0] if traced is not None else _call_model(model, x, batch, "dataset")
+    if isinstance(y, (dict, list, tuple)) or isinstance(pred, (dict, list, tuple)):
+        return None
+    t_shape, p_shape = tuple(np.shape(y)), tuple(pred.shape)
+    if not t_shape or not p_shape:
+        raise ConfigError(
+            f"{label} is resolved from the shapes of the targets {t_shape} and the model's "
+            f"output {p_shape}, and Keras needs both batched (one axis at least); "
+            f"{_CROSSENTROPY_RULE}",
+            field=loss_field,
+        )
+    picked = crossentropy_by_shapes(t_shape, p_shape)
+    fn = reduced_loss(keras, getattr(keras.losses, picked), name)
+    try:
+        import jax
+
+        target = jax.ShapeDtypeStruct(t_shape, np.asarray(y).dtype)
+        jax.eval_shape(fn, target, jax.ShapeDtypeStruct(p_shape, pred.dtype))
+    except Exception as exc:
+        raise ConfigError(
+            f"{label} becomes {picked} for targets of shape {t_shape} and the model's "
+            f"output {p_shape} (Keras picks it from these shapes at the first batch), which "
+            f"Keras refuses: {type(exc).__name__}: {exc}. As Keras resolves {name!r}, "
+            f"{_CROSSENTROPY_RULE}; or compile with the loss you mean by its name",
+            field=loss_field,
+        ) from exc
+    return fn
 
 
 def _all_built(model: Any) -> bool:

@@ -12,6 +12,12 @@ or ``fn(y_true, y_pred)``) returns one value per sample; ``compile`` wraps it in
 ``Loss`` that aligns ranks and reduces with ``"sum_over_batch_size"``
 (``keras.src.losses.LossFunctionWrapper``, not exported). :func:`reduced_loss` is that
 wrapper on public API, for the checks before training and for ``val_loss``.
+
+``compile(loss="crossentropy")`` (or ``"ce"``) names no function: Keras picks binary,
+sparse categorical or categorical cross-entropy when the compiled loss is built, from the
+first batch's target and output shapes (``get_loss`` in keras/src/trainers/compile_utils.py).
+:func:`crossentropy_by_shapes` is that rule, so pipekit checks and evaluates the loss
+``fit`` will train with, before compiling.
 """
 
 from __future__ import annotations
@@ -25,8 +31,11 @@ from pipekit_train.losses import is_classification, validate_loss
 
 __all__ = [
     "KerasTask",
+    "AUTO_CROSSENTROPY",
     "classification_kind",
+    "crossentropy_by_shapes",
     "elementwise_loss_name",
+    "is_auto_crossentropy",
     "reduced_loss",
     "resolve_keras_loss",
 ]
@@ -47,6 +56,9 @@ _ELEMENTWISE = (
 )
 #: pipekit's own elementwise names (``pipekit_train.losses``).
 _PIPEKIT_ELEMENTWISE = ("mse", "mae", "huber", "binary_cross_entropy")
+#: The loss names Keras' ``compile`` resolves from the first batch's shapes (compared
+#: lower-cased, as ``get_loss`` does).
+AUTO_CROSSENTROPY = ("crossentropy", "ce")
 
 
 @dataclass
@@ -86,7 +98,30 @@ def reduced_loss(keras: Any, fn: Any, name: str) -> Any:
                 y_true = ops.expand_dims(y_true, axis=-1) if t == 1 else y_true
             return fn(y_true, y_pred)
 
-    return CompiledLossFunction(name=name)
+    loss = CompiledLossFunction(name=name)
+    loss.fn = fn  # as LossFunctionWrapper: elementwise_loss_name reads it
+    return loss
+
+
+def is_auto_crossentropy(loss: Any) -> bool:
+    """Whether ``loss`` is a name Keras resolves at the first batch (``"crossentropy"``)."""
+    return isinstance(loss, str) and loss.lower() in AUTO_CROSSENTROPY
+
+
+def crossentropy_by_shapes(target_shape: tuple[int, ...], pred_shape: tuple[int, ...]) -> str:
+    """The ``keras.losses`` function ``"crossentropy"`` becomes for these shapes.
+
+    Keras' rule (``is_binary_or_sparse_categorical``, Keras 3): an output whose last axis
+    is 1 is binary; else targets of a lower rank than the output, or whose last axis is 1
+    against a wider output, are sparse (class ids); else categorical (one-hot). Shapes
+    only: the dtypes play no part, as in Keras. Both shapes have at least one axis.
+    """
+    t, p = tuple(target_shape), tuple(pred_shape)
+    if p[-1] == 1:
+        return "binary_crossentropy"
+    if len(t) < len(p) or (t[-1] == 1 and p[-1] > 1):
+        return "sparse_categorical_crossentropy"
+    return "categorical_crossentropy"
 
 
 def elementwise_loss_name(keras: Any, loss: Any) -> str | None:

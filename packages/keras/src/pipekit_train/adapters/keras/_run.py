@@ -35,13 +35,24 @@ from pipekit_train.jax.report import jax_backend_info
 from pipekit_train.loop import non_default_features
 
 from ._bridge import make_bridge, make_last_value_metric
-from ._checks import check_fits, check_steps_per_execution, compile_loss, unwrap_model
+from ._checks import (
+    check_fits,
+    check_steps_per_execution,
+    compile_loss,
+    resolve_crossentropy,
+    unwrap_model,
+)
 from ._data import flatten_nested, make_step_dataset, micro_batch, to_xy
 from ._distribute import data_parallel, relayout
 from ._env import import_keras
 from ._eval import make_evaluator
 from ._features import check_features, ema_values, finalize_ema, install_ema, precision_scope
-from ._losses import KerasTask, classification_kind, elementwise_loss_name
+from ._losses import (
+    KerasTask,
+    classification_kind,
+    elementwise_loss_name,
+    is_auto_crossentropy,
+)
 from ._op import KerasModelOp
 from ._optim import make_rate_of_steps, resolve_keras_optimizer
 from ._options import KerasOptions, parse_options
@@ -102,7 +113,7 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
     # One record per optimiser update: k micro-batches of batch_size rows (see _data).
     source = BatchSource(train, loop.batch_size * k, loop.seed)
     first = micro_batch(source[0], 0, k)
-    loss, loss_fn = _resolve_loss(keras, loop, model, own, to_xy(first)[1])
+    loss, loss_fn = _resolve_loss(keras, loop, model, own, first)
     if own is not None:
         optimizer = own.optimizer
     else:
@@ -123,7 +134,7 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
     user_callbacks = list(options.callbacks)  # checked by parse_options
     check_steps_per_execution(loop, options.steps_per_execution)
     kind = classification_kind(loop) if loss_fn is not None else None
-    named = _loss_label(keras, loop, own, loss)
+    named = _loss_label(keras, loop, own, loss_fn)
     width = check_fits(model, loss_fn, first, "dataset", **named)
     train_y = train.get("y") if isinstance(train, dict) else first.get("y")
     check_labels(train_y, width, kind, field="TrainingLoop.dataset")
@@ -189,14 +200,25 @@ def run(loop: Any) -> tuple[KerasModelOp, dict[str, Any]]:
 
 
 def _resolve_loss(
-    keras: Any, loop: Any, model: Any, own: OwnCompile | None, first_y: Any
+    keras: Any, loop: Any, model: Any, own: OwnCompile | None, first: dict[str, Any]
 ) -> tuple[Any, Any]:
     """(what ``compile(loss=…)`` gets, the same as ``fn(y_true, y_pred)`` or None).
 
     The compiled loss of the user's own compile; else the loop's ``loss`` / ``KerasTask``;
     else none, for a subclassed model whose own ``train_step`` or ``compute_loss`` computes
-    it; else the missing-loss ``ConfigError``.
+    it; else the missing-loss ``ConfigError``. ``"crossentropy"`` / ``"ce"`` (compiled or a
+    ``KerasTask``'s) is resolved from the first batch as Keras resolves it; ``compile``
+    still gets the name, so the user's compile stays the user's.
     """
+    named = _loss_label(keras, loop, own, None)
+    user = own.loss if own is not None and own.loss is not None else None
+    if user is None and isinstance(loop.task, KerasTask):
+        user = loop.task.loss
+    if isinstance(user, str) and is_auto_crossentropy(user):
+        fn = resolve_crossentropy(
+            keras, model, first, user, label=named["label"], loss_field=named["loss_field"]
+        )
+        return user, fn
     if own is not None and own.loss is not None:
         return own.loss, loss_callable(keras, own.loss)
     if loop.loss is None and loop.task is None:
@@ -209,22 +231,29 @@ def _resolve_loss(
             "task=KerasTask(...)",
             field="loss",
         )
-    return compile_loss(keras, loop, first_y)
+    return compile_loss(keras, loop, to_xy(first)[1])
 
 
-def _loss_label(keras: Any, loop: Any, own: OwnCompile | None, loss: Any) -> dict[str, Any]:
-    """How the checks name the loss (the one the user set) and whether it is elementwise."""
+def _loss_label(keras: Any, loop: Any, own: OwnCompile | None, loss_fn: Any) -> dict[str, Any]:
+    """How the checks name the loss (the one the user set) and whether it is elementwise
+    (for ``"crossentropy"``, whether the function it resolved to, ``loss_fn``, is)."""
+
+    def elementwise(user: Any) -> str | None:
+        return elementwise_loss_name(keras, loss_fn if is_auto_crossentropy(user) else user)
+
     if own is not None and own.loss is not None:
         return {
             "label": f"The loss model_op was compile()d with ({own.loss!r})",
             "loss_field": "model_op",
-            "elementwise": elementwise_loss_name(keras, own.loss),
+            "elementwise": elementwise(own.loss),
         }
     if isinstance(loop.task, KerasTask):
         return {
-            "label": "TrainingLoop.task.loss",
+            "label": f"TrainingLoop.task.loss ({loop.task.loss!r})"
+            if is_auto_crossentropy(loop.task.loss)
+            else "TrainingLoop.task.loss",
             "loss_field": "task.loss",
-            "elementwise": elementwise_loss_name(keras, loop.task.loss),
+            "elementwise": elementwise(loop.task.loss),
         }
     return {
         "label": "TrainingLoop.loss",
