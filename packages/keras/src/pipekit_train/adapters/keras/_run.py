@@ -220,6 +220,8 @@ def _resolve_loss(
         )
         return user, fn
     if own is not None and own.loss is not None:
+        if isinstance(to_xy(first)[1], (dict, list, tuple)):
+            return own.loss, None  # several outputs: Keras applies the one loss to each
         return own.loss, loss_callable(keras, own.loss)
     if loop.loss is None and loop.task is None:
         if overrides(keras, model, "train_step") or overrides(keras, model, "compute_loss"):
