@@ -24,7 +24,8 @@ remainder dropped. ``seed`` and ``shuffle`` do not touch that order, and an expl
 ``backend_options.shuffle`` that contradicts it is refused (:func:`refuse_shuffle_option`).
 Resume by position works as for any source: batch ``i`` is a pure function of ``i``.
 (This holds where the backend hands the dataset to ``BatchSource`` as it is — Equinox,
-Keras; a backend that materialises it into arrays first reads those in pipekit's order.)
+Keras, Lightning; a backend that materialises it into arrays first reads those in pipekit's
+order.)
 Every backend reads this order (the Lightning backend through its own torch
 ``Dataset`` over :meth:`BatchSource.global_indices`), so a resumed run reads the same
 batches on each of them. numpy is imported inside the functions.

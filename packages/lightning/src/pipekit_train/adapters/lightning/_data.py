@@ -10,6 +10,12 @@ every backend), and the loader is a map-style dataset whose item ``k`` is batch
 ``num_workers`` is (the default sequential sampler hands indices to workers in order
 and the loader returns them in order).
 
+A ``grain.MapDataset`` is not read into arrays: it stays core's ``RecordSource`` and is
+read by index in its own order (``BatchSource.own_order``, decision 0198): batch ``i`` is
+its elements ``i*B … (i+1)*B - 1``, Grain's own ``ds.repeat().batch(B)[i]``, so the user's
+``.shuffle(seed)`` is kept and an endless one (``.repeat()``) trains. Every other form is
+materialised once (``normalize_dataset``) and read in pipekit's seeded order.
+
 What stays here is only what is torch's: tensors in (a dataset of torch tensors is
 read as numpy; float64 becomes float32, torch's default) and out (``to_tensors``), the
 per-rank slice and the micro-batch layout. The forms, the checks (dtype, ragged,
@@ -33,13 +39,25 @@ from typing import Any
 import numpy as np
 import torch
 
-from pipekit_train.engine import BatchSource, materialize
+from pipekit_train.engine import BatchSource, RecordSource, dataset_rows, gather_rows, materialize
 from pipekit_train.engine import eval_batches as core_eval_batches
+from pipekit_train.engine import normalize_dataset as core_normalize_dataset
 from pipekit_train.errors import DataError
 
-__all__ = ["Arrays", "normalize_dataset", "StepBatches", "eval_batches", "to_tensors"]
+__all__ = [
+    "Arrays",
+    "TrainData",
+    "normalize_dataset",
+    "training_data",
+    "reads_own_order",
+    "StepBatches",
+    "eval_batches",
+    "to_tensors",
+]
 
 Arrays = dict[str, np.ndarray]
+#: The training data as read: arrays, or a ``grain.MapDataset`` read by index (its own order).
+TrainData = Arrays | RecordSource
 
 
 def _host(value: Any) -> Any:
@@ -61,8 +79,31 @@ def normalize_dataset(dataset: Any, field: str) -> Arrays:
         dataset = {k: _host(v) for k, v in dataset.items()}
     elif isinstance(dataset, tuple):
         dataset = tuple(_host(v) for v in dataset)
-    arrays = materialize(dataset, field)
+    return _float32(materialize(dataset, field))
+
+
+def _float32(arrays: Arrays) -> Arrays:
+    """float64 columns as float32 (torch modules are float32 unless the user says otherwise)."""
     return {k: a.astype(np.float32) if a.dtype == np.float64 else a for k, a in arrays.items()}
+
+
+def training_data(dataset: Any, field: str) -> TrainData:
+    """The training ``dataset`` as it is read: a ``grain.MapDataset`` as is, the rest as arrays.
+
+    A ``grain.MapDataset`` stays core's ``RecordSource`` (its own order, read by index, never
+    whole: an endless one trains); every other form is :func:`normalize_dataset`'s arrays.
+    """
+    if isinstance(dataset, (Mapping, tuple)):
+        return normalize_dataset(dataset, field)
+    data = core_normalize_dataset(dataset, field)
+    if reads_own_order(data):
+        return data
+    return normalize_dataset(data, field)
+
+
+def reads_own_order(data: Any) -> bool:
+    """True when ``data`` is read in its own index order (a ``grain.MapDataset``)."""
+    return isinstance(data, RecordSource) and data.own_order
 
 
 def to_tensors(batch: Arrays) -> dict[str, torch.Tensor]:
@@ -76,11 +117,13 @@ class StepBatches(torch.utils.data.Dataset):
     Micro-batch ``i`` is rows ``i % accumulate :: accumulate`` of core's update batch
     ``i // accumulate`` (a :class:`~pipekit_train.engine.BatchSource` of
     ``accumulate * batch_size`` rows); with ``accumulate=1`` it is simply global batch ``i``.
+    ``data`` is arrays or a ``grain.MapDataset``'s ``RecordSource``, whose rows are gathered
+    by index (core's ``gather_rows``) in its own order.
     """
 
     def __init__(
         self,
-        data: Arrays,
+        data: TrainData,
         batch_size: int,
         seed: int,
         *,
@@ -91,7 +134,7 @@ class StepBatches(torch.utils.data.Dataset):
         accumulate: int = 1,
     ) -> None:
         self.data = data
-        self.n = int(next(iter(data.values())).shape[0])
+        self.n = dataset_rows(data)
         self.batch_size = int(batch_size)
         self.accumulate = int(accumulate)
         self.update_rows = self.batch_size * self.accumulate
@@ -123,7 +166,7 @@ class StepBatches(torch.utils.data.Dataset):
     def __getitem__(self, k: int) -> dict[str, torch.Tensor]:
         rows = self.global_indices(self.start + int(k))
         rows = rows[self.rank * self.local : (self.rank + 1) * self.local]
-        return to_tensors({name: a[rows] for name, a in self.data.items()})
+        return to_tensors(_float32(gather_rows(self.data, rows)))
 
 
 def eval_batches(

@@ -16,7 +16,7 @@ import lightning.pytorch as pl
 from lightning.pytorch.utilities.model_helpers import is_overridden
 from pipekit_train.errors import ConfigError
 
-from ._data import Arrays, StepBatches
+from ._data import StepBatches, TrainData
 from ._loaders import Records, StepRecords
 
 __all__ = ["StepDataModule", "TRANSFER_HOOKS", "own_transfer_hooks"]
@@ -42,7 +42,7 @@ class StepDataModule(pl.LightningDataModule):
 
     def __init__(
         self,
-        data: Arrays,
+        data: TrainData,
         batch_size: int,
         seed: int,
         *,

@@ -2,10 +2,11 @@
 
 Resolved from the loop before ``Trainer.fit``, each misfit a ``PipekitError`` naming the
 field: ``model_op`` (an ``nn.Module``, a ``TorchModelOp``, or a ``LightningModule`` with
-its own ``training_step``) or ``task``; the data (arrays, records, a ``DataLoader`` or a
-``LightningDataModule``, ``_loaders``), run through the model and the loss on one batch
-under ``torch.no_grad()`` when the loop owns the loss; and the evaluation pass (the user's
-``validation_step``, or the loss and accuracy on ``val_dataset``).
+its own ``training_step``) or ``task``; the data (arrays, records, a ``grain.MapDataset``
+read in its own order, a ``DataLoader`` or a ``LightningDataModule``, ``_loaders``), run
+through the model and the loss on one batch under ``torch.no_grad()`` when the loop owns the
+loss; and the evaluation pass (the user's ``validation_step``, or the loss and accuracy on
+``val_dataset``).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import numpy as np
 import torch
 
 import lightning.pytorch as pl
-from pipekit_train.engine import check_labels, output_width
+from pipekit_train.engine import check_labels, dataset_rows, output_width
 from pipekit_train.errors import ConfigError, DataError
 
-from ._data import Arrays, StepBatches, eval_batches, normalize_dataset
+from ._data import Arrays, StepBatches, TrainData, eval_batches, normalize_dataset, training_data
 from ._datamodule import own_transfer_hooks
 from ._evaluate import array_batches, loader_batches, make_evaluate, make_validation
 from ._loaders import Records, from_datamodule, from_loader
@@ -115,13 +116,14 @@ def data_and_evaluate(
     loss_fn: Any,
     recorder: LogRecorder | None,
     accumulate: int,
-) -> tuple[Arrays, Records | None, int, Any, int]:
-    """(training arrays, a loader's records or None, n, the evaluation pass, num_workers).
+) -> tuple[TrainData, Records | None, int, Any, int]:
+    """(training data, a loader's records or None, n, the evaluation pass, num_workers).
 
-    Arrays, a ``DataLoader`` or a ``LightningDataModule`` (``_loaders``). A loader's records
-    keep its ``collate_fn`` for a user module (its ``training_step`` reads its batches);
-    the loop's own module reads them as ``{"x", "y"}`` arrays. Every misfit is raised here,
-    before ``fit``.
+    Arrays, a ``grain.MapDataset`` (kept as core's ``RecordSource``, read by index in its
+    own order; ``run`` has refused ``backend_options.shuffle=True`` beside it), a ``DataLoader``
+    or a ``LightningDataModule`` (``_loaders``). A loader's records keep its ``collate_fn``
+    for a user module (its ``training_step`` reads its batches); the loop's own module reads
+    them as ``{"x", "y"}`` arrays. Every misfit is raised here, before ``fit``.
     """
     ds, vds = loop.dataset, loop.val_dataset
     records: Records | None = None
@@ -161,14 +163,17 @@ def data_and_evaluate(
     if records is not None and loss_fn is not None:
         _default_collate_only(records.collate, records.field)
         _no_transfer_hooks(ds)
-        train = normalize_dataset(records.dataset, records.field)
+        train: TrainData = normalize_dataset(records.dataset, records.field)
         records = None
     elif records is not None:
         train = {"x": np.arange(len(records))}  # row numbers: the order over the records
     else:
-        train = normalize_dataset(ds, "TrainingLoop.dataset")
-    n = int(next(iter(train.values())).shape[0])
+        train = training_data(ds, "TrainingLoop.dataset")
+    n = dataset_rows(train)
     first = StepBatches(train, loop.batch_size, loop.seed, count=1, accumulate=accumulate)[0]
+    # The whole label column when the data is in memory; the first batch of a MapDataset
+    # (read by index, perhaps endless), as on the JAX backends.
+    labels = train.get("y") if isinstance(train, dict) else first.get("y")
     val_loader = vds if isinstance(vds, torch.utils.data.DataLoader) else None
     val: Arrays | None = None
     if val_loader is not None and loss_fn is not None:
@@ -182,7 +187,7 @@ def data_and_evaluate(
         # from the module's last Linear (which a custom forward may not end with).
         # The labels are checked between that forward and the loss, so a label out of
         # range anywhere in the data is reported as such, not as torch's IndexError.
-        _check_batch(net, loss_fn, first, "TrainingLoop.dataset", loop.loss, train.get("y"))
+        _check_batch(net, loss_fn, first, "TrainingLoop.dataset", loop.loss, labels)
         if val is not None:
             val_first = next(eval_batches(val, loop.batch_size))
             _check_batch(

@@ -27,6 +27,7 @@ from pipekit_train.engine import (
     StopSignals,
     backend_info,
     finishing,
+    refuse_shuffle_option,
     resume_from_store,
     training_ended,
 )
@@ -38,6 +39,7 @@ from pipekit_train.registry import distribution_versions
 
 from ._bridge import Bridge
 from ._checkpoint import Saved, TorchFileStore
+from ._data import reads_own_order
 from ._datamodule import StepDataModule
 from ._ema import WeightEMA
 from ._features import apply_loop_features
@@ -52,9 +54,14 @@ __all__ = ["run", "fingerprint"]
 
 
 def fingerprint(
-    loop: Any, net: torch.nn.Module, dataset_length: int, accumulate: int
+    loop: Any, net: torch.nn.Module, dataset_length: int, accumulate: int, own_order: bool = False
 ) -> dict[str, Any]:
-    """The resume guard stored in every checkpoint (core's, with the state_dict digest)."""
+    """The resume guard stored in every checkpoint (core's, with the state_dict digest).
+
+    ``own_order``: the data is a ``grain.MapDataset`` read in its own order, recorded as
+    ``data_order: "own"`` so that a checkpoint written in pipekit's order (an earlier
+    version's) is not resumed in the pipeline's; arrays keep the fingerprint they had.
+    """
     return core_fingerprint(
         loop,
         backend="lightning",
@@ -63,6 +70,7 @@ def fingerprint(
         extra={
             **non_default_features(loop),
             **({"accumulate_grad_batches": accumulate} if accumulate != 1 else {}),
+            **({"data_order": "own"} if own_order else {}),
         },
     )
 
@@ -131,6 +139,9 @@ def _devices(trainer: Any) -> list[str]:
 def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
     """Train ``loop`` with Lightning; return the trained ``TorchModelOp`` and ``backend_info``."""
     started = time.perf_counter()
+    # A grain.MapDataset is read in its own order (decision 0198): pipekit's shuffle beside it
+    # is core's ConfigError, answered before the options (Lightning has no shuffle option).
+    refuse_shuffle_option(loop.dataset, loop.backend_options)
     options = parse_options(loop.backend_options)
     apply_loop_features(loop, options)  # accumulate_steps, precision (ema_decay: the bridge)
     spec = parse_spec(loop.optimizer_config, loop.max_steps)
@@ -154,7 +165,7 @@ def run(loop: Any) -> tuple[TorchModelOp, dict[str, Any]]:
         loop, options, net, pl_module, loss_fn, recorder, accumulate
     )
 
-    fp = fingerprint(loop, net, n, accumulate)
+    fp = fingerprint(loop, net, n, accumulate, own_order=reads_own_order(train))
     store: TorchFileStore | None = None
     saved: Saved | None = None
     if loop.checkpoint_dir is not None:
