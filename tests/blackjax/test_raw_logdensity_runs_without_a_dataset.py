@@ -2,8 +2,10 @@
 
 ``BlackjaxTask.needs_dataset`` is false on the raw path, so core's "dataset is required" check
 lets the loop through; checkpoints (whose fingerprint names the data) work without one. A
-``numpyro_task`` is conditioned on the rows, so leaving them out is still a ``ConfigError``
-naming ``dataset``, raised when the loop is built.
+``numpyro_task`` whose model takes data (an argument without a default) is conditioned on
+it, so leaving it out is still a ``ConfigError`` naming ``dataset``, raised when the loop is
+built (a model without data, NumPyro's funnel, runs without one:
+``test_blackjax_nuts_on_the_funnel_without_a_dataset_agrees_with_numpyro_mcmc_run``).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def test_a_raw_task_samples_and_checkpoints_without_a_dataset(tmp_path) -> None:
 
 
 def test_a_numpyro_task_without_a_dataset_is_refused_naming_it() -> None:
-    def model(x=None, y=None):  # pragma: no cover - never traced
+    def model(x, y=None):  # pragma: no cover - never traced
         raise AssertionError
 
     from pipekit_train.adapters.blackjax import BlackjaxTask

@@ -32,7 +32,14 @@ from ._bridge import (
 )
 from ._checks import check_task_on_args, check_task_on_data, likelihood_sites, predictive_site_of
 from ._convergence import ConvergenceStop
-from ._data import check_binds, check_finite, full_data, model_data, named_data
+from ._data import (
+    check_binds,
+    check_finite,
+    full_data,
+    is_named_form,
+    model_data,
+    named_data,
+)
 from ._diagnostics import (
     diagnostic_warnings,
     diagnostics,
@@ -86,6 +93,7 @@ __all__ = [
     "predictive_site_of",
     "likelihood_sites",
     "named_data",
+    "is_named_form",
     "check_binds",
     "resolve_model",
     "resolve_callable",

@@ -50,18 +50,21 @@ class LogDensity:
 
 def log_density_from_model(
     model: Callable[..., Any],
-    x: Any,
+    x: Any = None,
     y: Any = None,
     *,
     rng_key: jax.Array | None = None,
     num_chains: int | None = None,
     init_strategy: Callable[..., Any] | None = None,
     model_kwargs: dict[str, Any] | None = None,
+    model_args: tuple[Any, ...] | None = None,
 ) -> LogDensity:
     """Build the :class:`LogDensity` of ``model`` conditioned on ``(x, y)``.
 
     ``num_chains`` gives ``init_position`` a leading chain axis (one start per
-    chain, from ``rng_key`` split ``num_chains`` ways).
+    chain, from ``rng_key`` split ``num_chains`` ways). ``model_args`` replaces
+    ``(x, y)`` as the model's positional arguments: ``()`` for data given by the model's
+    own argument names (all in ``model_kwargs``; none for a model without data, the funnel).
     """
     from numpyro.infer import init_to_uniform
     from numpyro.infer.util import initialize_model
@@ -72,7 +75,7 @@ def log_density_from_model(
     info = initialize_model(
         key,
         model,
-        model_args=(x, y),
+        model_args=(x, y) if model_args is None else tuple(model_args),
         model_kwargs=model_kwargs or {},
         init_strategy=init_strategy or init_to_uniform,
         dynamic_args=False,

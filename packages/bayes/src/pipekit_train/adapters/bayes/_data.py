@@ -9,7 +9,15 @@ import numpy as np
 from pipekit_train.engine import materialize
 from pipekit_train.errors import DataError
 
-__all__ = ["full_data", "model_data", "named_data", "check_binds", "takes_no_data", "check_finite"]
+__all__ = [
+    "full_data",
+    "model_data",
+    "named_data",
+    "is_named_form",
+    "check_binds",
+    "takes_no_data",
+    "check_finite",
+]
 
 
 def check_finite(arrays: dict[str, np.ndarray], field: str) -> None:
@@ -67,6 +75,22 @@ def _named_array(value: Any, field: str, name: str) -> np.ndarray:
     return a
 
 
+def is_named_form(dataset: Any) -> bool:
+    """Whether ``dataset`` gives a NumPyro model its data by the model's own argument names
+    (``None``, or a dict of string keys that is not ``{'x': X, 'y': Y, ...}``) rather than in
+    the ``(x, y)`` forms; decided on the container alone, reading no array.
+
+    The one rule :func:`named_data` binds by, for a backend that must refuse the form
+    before reading anything (the minibatch samplers, whose batches are rows of ``x``)."""
+    from collections.abc import Mapping
+
+    if dataset is None:
+        return True
+    if not isinstance(dataset, Mapping) or ("x" in dataset and "y" in dataset):
+        return False
+    return all(isinstance(k, str) for k in dataset)  # else core's forms name the bad key
+
+
 def named_data(model: Any, dataset: Any, field: str) -> dict[str, np.ndarray] | None:
     """The dataset bound to the model by its own argument names, or ``None`` for the
     ``(x, y)`` forms (a tuple, a dict with an ``'x'`` key, records, a stream), which
@@ -79,14 +103,8 @@ def named_data(model: Any, dataset: Any, field: str) -> dict[str, np.ndarray] | 
     length; each must hold numbers, all finite. ``ConfigError`` (field ``dataset``) when
     the names do not bind to the model's signature, naming the missing or unknown ones.
     """
-    from collections.abc import Mapping
-
-    if dataset is not None and not (
-        isinstance(dataset, Mapping) and not ("x" in dataset and "y" in dataset)
-    ):
+    if not is_named_form(dataset):
         return None
-    if isinstance(dataset, Mapping) and any(not isinstance(k, str) for k in dataset):
-        return None  # core's forms name the bad key
     arrays = {k: _named_array(v, field, k) for k, v in (dataset or {}).items() if v is not None}
     check_binds(model, arrays, field)
     return arrays

@@ -12,8 +12,10 @@ from pipekit_train.adapters.bayes import (
     NumpyroPredictiveOp,
     diagnostics,
     draws_by_chain,
+    is_named_form,
     model_data,
     model_import_string,
+    named_data,
     precision,
     predictive_site_of,
     warn_diagnostics,
@@ -155,26 +157,52 @@ def _cast(a: Any) -> Any:
 
 
 def _load(
-    loop: Any, task: BlackjaxTask, first: dict[str, Any] | None = None
-) -> tuple[Any, Any, dict[str, Any]]:
-    """``(x, y, extras)``: the dataset (or ``first``, a stream's first batch), its floats in
-    the run's precision; ``extras`` are its named arrays beyond ``x`` / ``y`` (keywords of a
-    NumPyro model)."""
+    loop: Any, task: BlackjaxTask, sampler: str, first: dict[str, Any] | None = None
+) -> tuple[Any, Any, dict[str, Any], bool]:
+    """``(x, y, extras, by_name)``: the dataset (or ``first``, a stream's first batch), its
+    floats in the run's precision; ``extras`` are its named arrays beyond ``x`` / ``y``
+    (keywords of a NumPyro model), or with ``by_name`` all of it, bound to the model by its
+    own argument names (bayes' ``named_data``, as numpyro-mcmc; ``{}``: a model without
+    data). The minibatch samplers keep the ``(x, y)`` form (``_refuse_by_name``)."""
+    nt, sg = task.numpyro_task, sampler in SG_SAMPLERS
     if first is not None:
         x, y = first["x"], first.get("y")
         extras = {k: v for k, v in first.items() if k not in ("x", "y")}
-    elif loop.dataset is None:
-        return None, None, {}
-    else:
+    elif nt is not None and not sg:
+        named = named_data(nt.bound_model(), loop.dataset, "TrainingLoop.dataset")
+        if named is not None:
+            return None, None, {k: _cast(v) for k, v in named.items()}, True
         x, y, extras = model_data(loop.dataset, "TrainingLoop.dataset")
-    if extras and task.numpyro_task is None:
+    elif loop.dataset is None:
+        return None, None, {}, False
+    else:
+        if nt is not None:
+            _refuse_by_name(loop.dataset, sampler)
+        x, y, extras = model_data(loop.dataset, "TrainingLoop.dataset")
+    if extras and nt is None:
         raise ConfigError(
             f"TrainingLoop.dataset has the named arrays {sorted(extras)} beyond x and y, which "
             "only a numpyro_task's model receives (as keywords); a raw log density sees none "
             "of them: fold them into x, or close over them in logdensity_fn",
             field="dataset",
         )
-    return _cast(x), _cast(y), {k: _cast(v) for k, v in extras.items()}
+    return _cast(x), _cast(y), {k: _cast(v) for k, v in extras.items()}, False
+
+
+def _refuse_by_name(dataset: Any, sampler: str) -> None:
+    """sgld / sghmc batch the rows of ``x`` and scale by N/B; a dataset by the model's
+    argument names (bayes' ``is_named_form``, no ``'x'`` among them) has no rows to batch."""
+    if not is_named_form(dataset) or "x" in dataset:
+        return
+    raise ConfigError(
+        f"sampler {sampler!r} draws minibatches of rows and scales their likelihood by N/B, "
+        f"but TrainingLoop.dataset gives the model its arguments by name {sorted(dataset)}, "
+        "arrays that need not share rows, so there is nothing to batch; give "
+        "dataset={'x': X, 'y': Y} to a model(x, y=None, N=None) whose likelihood is in "
+        "numpyro.plate('data', N, subsample_size=x.shape[0]), or keep the data by name with "
+        "a sampler that reads it whole (nuts, hmc, mclmc, smc, pathfinder, svgd)",
+        field="dataset",
+    )
 
 
 def _stream_of(
@@ -211,12 +239,21 @@ def _run(
 
     sg = options.sampler in SG_SAMPLERS
     streamed, num_data = _stream_of(loop, options, sg)
-    x, y, extras = _load(loop, task, streamed.first if streamed is not None else None)
+    first = streamed.first if streamed is not None else None
+    x, y, extras, by_name = _load(loop, task, options.sampler, first)
     if sg and streamed is None and x is not None:  # map-style: a declared N must agree
         data_size(options.num_data, int(np.shape(x)[0]), f"blackjax {options.sampler}")
     check_counts(options, task.counts()[1])
     sites = check_target(
-        task, options.sampler, x, y, loop.batch_size, options.init_values, extras, num_data
+        task,
+        options.sampler,
+        x,
+        y,
+        loop.batch_size,
+        options.init_values,
+        extras,
+        num_data,
+        by_name=by_name,
     )
     data: Any = None
     if streamed is not None:
@@ -240,6 +277,7 @@ def _run(
         extras,
         init_jitter=options.init_jitter,
         num_data=num_data,
+        by_name=by_name,
     )
     sampler = _sampler(options, target, counts, init_key)
     record = streamed.record if streamed is not None else None

@@ -27,6 +27,7 @@ def over_chains(fn: Callable[..., Any], num_chains: int, in_axes: Any = 0) -> Ca
     single chain, whose arguments lose and whose results regain the axis — an unbatched
     step (NUTS's while loop under ``vmap`` costs ~35 % for one chain, measured)."""
     import jax
+    import jax.numpy as jnp
 
     if num_chains > 1:
         return jax.vmap(fn, in_axes=in_axes)
@@ -37,7 +38,9 @@ def over_chains(fn: Callable[..., Any], num_chains: int, in_axes: Any = 0) -> Ca
             a if axes is not None and axes[i] is None else jax.tree_util.tree_map(lambda v: v[0], a)
             for i, a in enumerate(args)
         ]
-        return jax.tree_util.tree_map(lambda v: v[None], fn(*squeezed))
+        # jnp.asarray: a leaf may be a Python number (hmc's num_integration_steps), which
+        # vmap would have broadcast to an array
+        return jax.tree_util.tree_map(lambda v: jnp.asarray(v)[None], fn(*squeezed))
 
     return one
 

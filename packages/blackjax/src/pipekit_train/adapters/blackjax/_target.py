@@ -18,6 +18,7 @@ import numpy as np
 from pipekit_train.adapters.bayes import (
     bind_data_size,
     check_init_values,
+    check_task_on_args,
     check_task_on_data,
     init_to_value_jittered,
     log_density_from_model,
@@ -161,10 +162,13 @@ def check_target(
     init_values: dict[str, Any] | None = None,
     extras: dict[str, Any] | None = None,
     num_data: int | None = None,
+    *,
+    by_name: bool = False,
 ) -> dict[str, Any] | None:
     """Every check of the task against the sampler and data that compiles nothing; the
     NumPyro model's sites (``None`` on the raw path). ``num_data`` is a streamed dataset's
-    size (``x`` / ``y`` then hold its first batch)."""
+    size (``x`` / ``y`` then hold its first batch). ``by_name``: ``extras`` is all the data,
+    given by the model's own argument names (``{}``: a model without data; no ``x`` / ``y``)."""
     nt = task.numpyro_task
     extras = dict(extras or {})
     if sampler in SG_SAMPLERS:
@@ -173,13 +177,17 @@ def check_target(
         return sg_sites
     sites = None
     if nt is not None:
-        if x is None:
+        if by_name:
+            sites = check_task_on_args(nt, (), extras)
+        elif x is None:
             raise ConfigError(
                 "a numpyro_task is conditioned on TrainingLoop.dataset, which is missing; "
-                "give dataset=(X, Y)",
+                "give the model's data by its argument names, dataset={'name': array, ...}, "
+                "or dataset=(X, Y) for a model(x, y=None)",
                 field="dataset",
             )
-        sites = check_task_on_data(nt, x, y, extras=extras)
+        else:
+            sites = check_task_on_data(nt, x, y, extras=extras)
         dim = sum(
             int(np.prod(s["shape"]))
             for s in sites.values()
@@ -226,13 +234,15 @@ def build_target(
     *,
     init_jitter: float = 0.0,
     num_data: int | None = None,
+    by_name: bool = False,
 ) -> Target:
     """The arrays and functions the sampler runs on (``check_target`` has passed).
 
     A NumPyro task's chains start from ``init_to_uniform`` draws, or at ``init_values``
     for the sites it names (``init_to_value``, uniform for the rest). With a streamed
     dataset ``x`` / ``y`` are its first batch and ``num_data`` its size N (the gradient's
-    scale); the deterministic sites of the draws are then computed on that batch."""
+    scale); the deterministic sites of the draws are then computed on that batch. With
+    ``by_name`` the model takes no positional data, only ``extras`` as its keywords."""
     import jax
     import jax.numpy as jnp
     from numpyro.infer import init_to_value
@@ -281,12 +291,13 @@ def build_target(
         with starts_from(init_values):
             bridge = log_density_from_model(
                 nt.bound_model(),
-                jnp.asarray(x),
-                None if y is None else jnp.asarray(y),
                 rng_key=init_key,
                 num_chains=num_chains,
                 init_strategy=init_strategy,
                 model_kwargs=kwargs,
+                model_args=()
+                if by_name
+                else (jnp.asarray(x), None if y is None else jnp.asarray(y)),
             )
         return Target(bridge.init_position, bridge.logdensity_fn, None, bridge.postprocess_fn)
     grad_fn = None

@@ -115,12 +115,13 @@ class BlackjaxTask:
 
     @property
     def needs_dataset(self) -> bool:
-        """Only the NumPyro path is conditioned on ``TrainingLoop.dataset``.
+        """Only the NumPyro path is conditioned on ``TrainingLoop.dataset``, and only for a
+        model that takes data (``NumpyroTask.needs_dataset``: not the funnel's ``model(dim=10)``).
 
         A raw log density closes over its own data, so the loop may omit ``dataset``;
         ``sgld`` / ``sghmc`` still need it (the backend refuses them without one).
         """
-        return self.numpyro_task is not None
+        return self.numpyro_task is not None and self.numpyro_task.needs_dataset
 
     def counts(self) -> tuple[int, int, int]:
         """``(num_warmup, num_samples, num_chains)``, the numpyro_task's where unset here."""
