@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 from _bjx_helpers import loop_for
-from _upstream_numpyro_models import baseball_data, partially_pooled
 from compile_watch import assert_refused_before_compiling
+from upstream_numpyro_examples import baseball_data, partially_pooled
 from user_files import plant
 
 from pipekit_train.adapters.bayes import NumpyroTask

@@ -19,8 +19,8 @@ import jax
 import numpy as np
 from _bjx_direct import mcse_gaps
 from _bjx_helpers import compilation_cache_dir
-from _upstream_numpyro_models import baseball_data, partially_pooled
 from numpyro.infer import MCMC, NUTS
+from upstream_numpyro_examples import baseball_data, partially_pooled
 
 from pipekit_train import TrainingLoop
 from pipekit_train.adapters.bayes import NumpyroTask

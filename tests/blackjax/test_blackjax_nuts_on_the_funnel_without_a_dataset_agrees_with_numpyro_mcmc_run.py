@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 from _bjx_direct import mcse_gaps
 from _bjx_helpers import compilation_cache_dir
-from _upstream_numpyro_models import model, reparam_model
 from numpyro.infer import MCMC, NUTS
+from upstream_numpyro_examples import model, reparam_model
 
 from pipekit_train import TrainingLoop
 from pipekit_train.adapters.bayes import NumpyroTask

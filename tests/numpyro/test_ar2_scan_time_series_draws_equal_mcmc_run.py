@@ -8,8 +8,8 @@ from __future__ import annotations
 import jax
 import numpy as np
 import pytest
-from _upstream_examples import ar2_data, ar2_scan
 from numpyro.infer import MCMC, NUTS
+from upstream_numpyro_examples import ar2_data, ar2_scan
 
 from pipekit_train import TrainingLoop
 from pipekit_train.adapters.bayes import NumpyroTask

@@ -170,7 +170,7 @@ def test_training_features_it_cannot_honour_are_refused(backend, field, value, n
 def test_svi_data_by_name_refuses_minibatches_and_an_x_y_val_dataset(no_compile) -> None:
     # Data given by the model's argument names is fitted whole (as SVI.run does): a
     # batch_size set below its rows, or a val_dataset in the (x, y) form, is named.
-    from _upstream_examples import baseball_data, partially_pooled
+    from upstream_numpyro_examples import baseball_data, partially_pooled
 
     at_bats, hits = baseball_data()
     named = {"at_bats": at_bats, "hits": hits}

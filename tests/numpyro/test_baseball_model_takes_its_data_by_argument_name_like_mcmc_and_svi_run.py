@@ -13,10 +13,10 @@ import jax
 import numpy as np
 import optax
 import pytest
-from _upstream_examples import baseball_data, partially_pooled
 from numpyro.infer import MCMC, NUTS, SVI, Trace_ELBO
 from numpyro.infer.autoguide import AutoNormal
 from numpyro.optim import optax_to_numpyro
+from upstream_numpyro_examples import baseball_data, partially_pooled
 
 from pipekit_train import TrainingLoop
 from pipekit_train.adapters.bayes import NumpyroTask

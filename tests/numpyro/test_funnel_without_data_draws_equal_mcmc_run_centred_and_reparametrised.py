@@ -10,8 +10,8 @@ from __future__ import annotations
 import jax
 import numpy as np
 import pytest
-from _upstream_examples import model, reparam_model
 from numpyro.infer import MCMC, NUTS
+from upstream_numpyro_examples import model, reparam_model
 
 from pipekit_train import TrainingLoop
 from pipekit_train.adapters.bayes import NumpyroTask

@@ -1,5 +1,7 @@
 """NumPyro's own example models, as their users wrote them (shrunk to synthetic data).
 
+Shared by the numpyro and blackjax tests (``tests/`` is on ``sys.path``, root conftest).
+
 - ``partially_pooled``: ``examples/baseball.py`` (the partially pooled model; its data
   are the players' at-bats and hits, drawn here instead of read from the 1970 season);
 - ``model`` / ``reparam_model``: ``examples/funnel.py`` (Neal's funnel, no data at all,
