@@ -22,9 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _sweep_helpers import trials_of
 from sklearn.datasets import load_digits
 
 from pipekit_train import Callback
+
+__all__ = ["BAD_LR", "make_sweep", "trials_of"]
 
 BAD_LR = 30.0
 SPACE = {"optimizer_config.lr": {"type": "categorical", "choices": [3e-3, 1e-2, BAD_LR]}}
@@ -101,22 +104,6 @@ def make_sweep(
         search_path=(str(Path(__file__).resolve().parent),),
         compilation_cache=cache,
     )
-
-
-def trials_of(study: Any) -> list[dict[str, Any]]:
-    """Every trial: number, state, params, value, final metrics, pruned-at step, reports."""
-    return [
-        {
-            "number": t.number,
-            "state": t.state.name,
-            "params": t.params,
-            "value": t.value,
-            "final_metrics": t.user_attrs.get("final_metrics"),
-            "pruned_at": t.user_attrs.get("pipekit_pruned_at"),
-            "reports": dict(t.intermediate_values),
-        }
-        for t in study.get_trials(deepcopy=False)
-    ]
 
 
 def _kill_after(n: int) -> None:

@@ -91,11 +91,8 @@ def popen(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
     )
 
 
-def study_of(folder: Path) -> list[dict[str, Any]]:
-    """Every trial of the sweep in ``folder``: number, state, params, value, metrics, reports."""
-    from pipekit_train.sweep._table import load_study
-
-    study = load_study(folder)
+def trials_of(study: Any) -> list[dict[str, Any]]:
+    """Every trial: number, state, params, value, final metrics, pruned-at step, reports."""
     return [
         {
             "number": t.number,
@@ -108,6 +105,13 @@ def study_of(folder: Path) -> list[dict[str, Any]]:
         }
         for t in study.get_trials(deepcopy=False)
     ]
+
+
+def study_of(folder: Path) -> list[dict[str, Any]]:
+    """:func:`trials_of` the sweep stored in ``folder``."""
+    from pipekit_train.sweep._table import load_study
+
+    return trials_of(load_study(folder))
 
 
 def starts(path: Path) -> list[tuple[int, str, int]]:
