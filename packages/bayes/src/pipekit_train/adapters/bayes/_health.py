@@ -49,7 +49,8 @@ def _flat_sites(samples: Mapping[str, Any]) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for name, value in samples.items():
         a = np.asarray(value, dtype=float)
-        flat = a.reshape(a.shape[:2] + (int(np.prod(a.shape[2:], dtype=np.int64)),))
+        k = int(np.prod(a.shape[2:], dtype=np.int64))  # 0 for a site of size zero
+        flat = a.reshape(a.shape[0], a.shape[1], k)
         if flat.shape[2] == 1 and a.ndim == 2:
             out[name] = flat[:, :, 0]
             continue
