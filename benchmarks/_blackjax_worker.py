@@ -1,15 +1,17 @@
-"""One timed whole BlackJAX run in a fresh interpreter, for case 14c.
+"""One timed whole BlackJAX run in a fresh interpreter, for cases 14c and 14h.
 
 Usage: python _blackjax_worker.py MODE CACHE — ``backend`` (``TrainingLoop(backend="blackjax")``
-with CACHE as its persistent compilation cache, ``off`` for none) or ``raw``
-(``window_adaptation(...).run`` then a ``lax.scan`` sampling loop; no cache). Prints one JSON
-line with ``seconds``: model set-up, compilation, warmup, 1,000 draws on the host, imports
+with CACHE as its persistent compilation cache, ``off`` for none), ``backend_ckpt`` (the same
+with a ``checkpoint_dir``, a fresh temporary folder, at ``Checkpoint()``'s default cadence) or
+``raw`` (``window_adaptation(...).run`` then a ``lax.scan`` sampling loop; no cache). Prints one
+JSON line with ``seconds``: model set-up, compilation, warmup, 1,000 draws on the host, imports
 excluded; and ``marks``, the ``time.monotonic()`` of the backend's host events.
 """
 
 from __future__ import annotations
 
 import sys
+import tempfile
 import warnings
 from typing import Any
 
@@ -35,13 +37,15 @@ def main() -> None:
     schools()
     marks = Marks()
     marks.start()
-    if mode == "backend":
-        backend_loop(
-            1000,
-            checkpoint_dir=None,
-            callbacks=[_Marks(marks)],
-            cache_dir=None if cache == "off" else cache,
-        ).run()
+    if mode in ("backend", "backend_ckpt"):
+        with tempfile.TemporaryDirectory(prefix="pipekit-bench-bj-ckpt-") as folder:
+            backend_loop(
+                1000,
+                checkpoint_dir=folder if mode == "backend_ckpt" else None,
+                callbacks=[_Marks(marks)],
+                cache_dir=None if cache == "off" else cache,
+                every=None,
+            ).run()
     else:
         RawNuts().whole_run(1000)
     emit(marks)

@@ -1,4 +1,5 @@
-"""Small state leaves are written as one array per dtype; large leaves and keys stay their own.
+"""Small state leaves are written as one array per dtype, PRNG keys as their key data; large
+leaves stay their own.
 
 Orbax's cost is per array, so packing is what keeps a checkpoint of a many-leaf model cheap
 (benchmarks/ case 5). The restore side reads the layout from the meta and gives back every
@@ -48,8 +49,13 @@ def test_small_leaves_are_packed_per_dtype_and_restore_bit_for_bit(tmp_path):
     names = sorted(saved)
     packed = [n for n in names if n.startswith("packed__")]
     own = [n for n in names if n.startswith("leaf__")]
-    assert sorted(packed) == ["packed__bfloat16", "packed__float32", "packed__int32"]
-    assert len(own) == 2, names  # the large leaf and the PRNG key
+    assert sorted(packed) == [
+        "packed__bfloat16",
+        "packed__float32",
+        "packed__int32",
+        "packed__uint32",  # the PRNG key's data
+    ]
+    assert len(own) == 1, names  # the large leaf
     # w (12) + opt[0] (4) + scalar (1) float32 values in one array
     assert tuple(saved["packed__float32"].shape) == (17,)
 
@@ -60,6 +66,58 @@ def test_small_leaves_are_packed_per_dtype_and_restore_bit_for_bit(tmp_path):
         assert isinstance(got, jax.Array)
     layout = restored.meta["layout"]
     assert [e["path"] for e in layout][:2] == ["b", "big"]  # key paths, in tree order
+
+
+@pytest.mark.parametrize("impl", ["threefry2x32", "rbg"])
+def test_a_packed_prng_key_restores_as_the_same_key_on_its_sharding(tmp_path, impl):
+    key = jax.random.fold_in(jax.random.key(1, impl=impl), 5)
+    keys = jax.random.split(key, 3)
+    state = {"key": key, "keys": keys, "w": jnp.ones((2,), jnp.float32)}
+    with Checkpointer(tmp_path, keep_last=2, fingerprint=FINGERPRINT) as ck:
+        ck.save(1, state, {})
+        ck.wait()
+        saved = ck._mngr.item_metadata(1)["state"].tree
+        restored = ck.restore(_template(state))
+    assert not [n for n in saved if n.startswith("leaf__")], sorted(saved)
+    assert restored is not None
+    for name in ("key", "keys"):
+        got, want = restored.state[name], state[name]
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert str(jax.random.key_impl(got)) == impl
+        assert got.sharding == want.sharding
+        np.testing.assert_array_equal(jax.random.key_data(got), jax.random.key_data(want))
+        # the same key: the same draws
+        draw = jax.vmap(lambda k: jax.random.normal(k, (4,)))
+        np.testing.assert_array_equal(
+            np.asarray(draw(got.reshape(-1))), np.asarray(draw(want.reshape(-1)))
+        )
+
+
+def test_a_step_holding_its_key_as_an_item_of_its_own_still_restores(tmp_path, monkeypatch):
+    from pipekit_train.jax import _packing
+
+    state = _state()
+    # what a version from before keys were packed wrote: the key as its own array item
+    monkeypatch.setattr(_packing, "_is_key", lambda x: False)
+    real = _packing._packable
+    monkeypatch.setattr(
+        _packing,
+        "_packable",
+        lambda x: (
+            not jax.dtypes.issubdtype(getattr(x, "dtype", np.float32), jax.dtypes.prng_key)
+            and real(x)
+        ),
+    )
+    with Checkpointer(tmp_path, keep_last=2, fingerprint=FINGERPRINT) as ck:
+        ck.save(3, state, {})
+        ck.wait()
+        saved = ck._mngr.item_metadata(3)["state"].tree
+    assert len([n for n in saved if n.startswith("leaf__")]) == 2, sorted(saved)
+    monkeypatch.undo()
+    with Checkpointer(tmp_path, keep_last=2, fingerprint=FINGERPRINT) as ck:
+        restored = ck.restore(_template(state))
+    assert restored is not None and restored.step == 3
+    assert_state_equal(restored.state, state)
 
 
 def test_a_numpy_template_gets_numpy_arrays_back(tmp_path):

@@ -48,6 +48,7 @@ from pipekit_train.jax._packing import (
     unpack,
     unpack_by_path,
 )
+from pipekit_train.jax._save_thread import SaveThread
 
 __all__ = [
     "RESUME_MODES",
@@ -120,7 +121,17 @@ class Checkpointer(OrbaxFiles):
         #: The loop's plain-config digest (``_config_digest``), written into every meta so a
         #: finished run can be told from the files alone (``engine._preflight``).
         self.config_digest: str | None = None
+        #: Runs Orbax's blocking save part off the caller's thread (._save_thread), in a
+        #: single-process run with asynchronous saves; ``None`` saves on the caller's.
+        self._thread: SaveThread | None = None
         self._mngr = self._make_manager()
+        if async_save and _process_count() == 1:
+            self._thread = SaveThread()
+
+    def _settle(self) -> None:
+        """Wait for a save handed to the save thread (raising its error) before using Orbax."""
+        if self._thread is not None:
+            self._thread.settle()
 
     def _make_manager(self) -> Any:
         try:
@@ -168,6 +179,7 @@ class Checkpointer(OrbaxFiles):
 
     def steps(self) -> list[int]:
         """Committed steps, oldest first (Orbax's view of the folder)."""
+        self._settle()
         return sorted(int(s) for s in self._mngr.all_steps())
 
     def all_steps(self) -> list[int]:
@@ -180,10 +192,14 @@ class Checkpointer(OrbaxFiles):
         _barrier(name)
 
     def moved(self) -> None:
+        self._settle()
         self._mngr.reload()
 
     def saving(self) -> bool:
         """Whether an asynchronous save is still being committed (on this process)."""
+        if self._thread is not None and self._thread.busy():
+            return True
+        self._settle()
         return bool(self._mngr.is_saving_in_progress())
 
     def share_decision(self, decision: bool) -> bool:
@@ -192,6 +208,7 @@ class Checkpointer(OrbaxFiles):
         return _share_decision(decision)
 
     def latest_step(self) -> int | None:
+        self._settle()
         step = self._mngr.latest_step()
         return None if step is None else int(step)
 
@@ -208,6 +225,8 @@ class Checkpointer(OrbaxFiles):
         ``meta`` is stored with ``fingerprint`` and ``step`` added; ``trace`` (a
         dict of host arrays, one row per collected step) goes into the same
         commit. Returns False (and writes nothing) if the step already exists.
+        The state is copied to host buffers here; with the save thread, Orbax's
+        blocking part runs there, and its error is raised by the next call.
         """
         import numpy as np
         import orbax.checkpoint as ocp
@@ -215,6 +234,7 @@ class Checkpointer(OrbaxFiles):
         from pipekit_train.jax import _checksum_item
 
         step = int(step)
+        self._settle()
         if step in self._mngr.all_steps():
             return False
         packed, layout = pack(state)
@@ -237,16 +257,32 @@ class Checkpointer(OrbaxFiles):
             items[_checksum_item.ITEM] = _checksum_item.ChecksumSave(
                 items=described, meta_checksum=json_checksum(full_meta)
             )
-        saved: bool = self._mngr.save(step, args=ocp.args.Composite(**items), force=True)
+        args = ocp.args.Composite(**items)
+        if self._thread is not None:
+            # What Orbax's own save does first, kept on this thread: the previous step has
+            # committed when this one is handed off (a kill after ``on_checkpoint`` of
+            # step N finds every earlier step durable). Instant unless saves overlap.
+            self._mngr.wait_until_finished()
+            self._thread.submit(self._orbax_save, step, args)
+            return True
+        return self._orbax_save(step, args)
+
+    def _orbax_save(self, step: int, args: Any) -> bool:
+        saved: bool = self._mngr.save(step, args=args, force=True)
         return saved
 
     def wait(self) -> None:
         """Block until pending asynchronous saves have committed."""
+        self._settle()
         self._mngr.wait_until_finished()
 
     def close(self) -> None:
         """Wait for pending saves and release Orbax's resources."""
-        self._mngr.close()
+        try:
+            if self._thread is not None:
+                self._thread.close()
+        finally:
+            self._mngr.close()
 
     def __enter__(self) -> Checkpointer:
         return self
@@ -277,6 +313,7 @@ class Checkpointer(OrbaxFiles):
         import jax
         import orbax.checkpoint as ocp
 
+        self._settle()
         meta = self.raw_meta(step)
         records = self.records(step, meta)
         try:
@@ -478,6 +515,12 @@ def _numpy_restore_args(item_meta: Any) -> Any:
 
     tree = item_meta["trace"].tree
     return jax.tree.map(lambda _: ocp.RestoreArgs(restore_type=np.ndarray), tree)
+
+
+def _process_count() -> int:
+    import jax
+
+    return int(jax.process_count())
 
 
 def _is_primary() -> bool:
