@@ -196,6 +196,7 @@ def run_driver(
                         share=getattr(checkpointer, "share_decision", None) or _same,
                         busy=getattr(checkpointer, "saving", None),
                     ),
+                    settle=checkpointer.wait if checkpointer is not None else None,
                 )
                 while state.step < total:
                     phase = _phase_at(phases, state.step)

@@ -4,7 +4,10 @@ The per-step driver and the Lightning and Keras bridges call :func:`host_event`
 once the window's values are on the host (:func:`record_window`); none of them
 codes the order again. At event step ``s``:
 
-1. (the caller) fetch the window in one transfer → :func:`record_window`;
+1. (the caller) fetch the window in one transfer → :func:`record_window`; if the event
+   before checkpointed, ``site.settle()`` waits until that checkpoint has committed, so
+   every callback of an event finds the checkpoints of earlier events durable (a sweep
+   tells its study a pruned member's result there; a kill after it resumes from one);
 2. ``on_step_end`` of each callback, the metric writer's first;
 3. evaluation if due → ``val_*`` metrics → ``on_eval_end``;
 4. ``site.before_checkpoint`` (a library's own end-of-epoch work, e.g. Lightning's
@@ -50,7 +53,9 @@ class EventSite:
     far, if any; ``before_checkpoint(val_metrics)``: a library's own work between
     evaluation and checkpoint; ``fingerprint``: the resume guard written into
     every checkpoint; ``clock``: the run's :class:`SaveClock` (kept across events; ``None``:
-    the default cadence saves at every due step and ``every_n_seconds`` never fires).
+    the default cadence saves at every due step and ``every_n_seconds`` never fires);
+    ``settle()``: block until the checkpoints saved so far have committed (``None``: saves
+    are durable when ``save`` returns).
     """
 
     evaluate: Callable[[], Mapping[str, float]] | None = None
@@ -60,6 +65,9 @@ class EventSite:
     before_checkpoint: Callable[[dict[str, float] | None], None] | None = None
     fingerprint: Mapping[str, Any] = field(default_factory=dict)
     clock: SaveClock | None = None
+    settle: Callable[[], None] | None = None
+    #: Whether the last event saved a checkpoint that ``settle`` has not waited for.
+    unsettled: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,9 @@ def host_event(
 ) -> EventOutcome:
     """Run steps 2-7 of the event order at ``state.step`` (see the module docstring)."""
     step = state.step
+    if site.unsettled and site.settle is not None:
+        site.settle()
+    site.unsettled = False
     if site.clock is not None:
         site.clock.poll()
     runner.step_end(state)
@@ -112,6 +123,7 @@ def host_event(
         if site.data_state is not None:
             meta["data"] = site.data_state(step)
         site.save(step, meta)
+        site.unsettled = True
         if site.clock is not None:
             site.clock.saved(began)
         checkpointed = True

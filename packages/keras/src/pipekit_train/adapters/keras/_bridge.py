@@ -115,6 +115,7 @@ def make_bridge(
             share=getattr(checkpointer, "share_decision", None) or (lambda d: d),
             busy=getattr(checkpointer, "saving", None),
         ),
+        settle=checkpointer.wait if checkpointer is not None else None,
     )
 
     class Bridge(keras.callbacks.CallbackList):
