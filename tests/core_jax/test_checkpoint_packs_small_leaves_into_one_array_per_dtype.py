@@ -98,7 +98,7 @@ def test_a_step_holding_its_key_as_an_item_of_its_own_still_restores(tmp_path, m
 
     state = _state()
     # what a version from before keys were packed wrote: the key as its own array item
-    monkeypatch.setattr(_packing, "_is_key", lambda x: False)
+    monkeypatch.setattr(_packing, "is_key", lambda x: False)
     real = _packing._packable
     monkeypatch.setattr(
         _packing,

@@ -38,6 +38,7 @@ from pipekit_train._checksum import (
 from pipekit_train._declared import supported
 from pipekit_train.engine._orbax_files import CHECKSUM_ITEM, read_records
 from pipekit_train.errors import BackendNotInstalledError
+from pipekit_train.jax._packing import is_key
 
 # ``read_records`` (reading a step's records) is core's, jax-free: ``inspect`` uses it too.
 
@@ -87,7 +88,7 @@ def marker() -> dict[str, Any]:
 
 def _host(value: Any) -> Any:
     """A leaf as something with shards or a numpy array (PRNG keys as their key data)."""
-    if isinstance(value, jax.Array) and jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key):
+    if is_key(value):
         return jax.random.key_data(value)
     return value
 

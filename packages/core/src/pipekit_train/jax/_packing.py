@@ -32,6 +32,7 @@ import numpy as np
 
 __all__ = [
     "PACK_MAX_BYTES",
+    "is_key",
     "item_template",
     "layout_shapes",
     "leaf_names",
@@ -78,7 +79,8 @@ def positional(names: list[str]) -> bool:
     return names == [f"{i:05d}" for i in range(len(names))]
 
 
-def _is_key(x: Any) -> bool:
+def is_key(x: Any) -> bool:
+    """Whether ``x`` is a jax array of typed PRNG keys."""
     return isinstance(x, jax.Array) and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)
 
 
@@ -107,7 +109,7 @@ def pack(state: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             "shape": [int(d) for d in np.shape(leaf)],
         }
         if _packable(leaf):
-            if _is_key(leaf):
+            if is_key(leaf):
                 host = np.asarray(jax.random.key_data(leaf))
                 entry.update(key_impl=str(jax.random.key_impl(leaf)), data_shape=list(host.shape))
             else:
