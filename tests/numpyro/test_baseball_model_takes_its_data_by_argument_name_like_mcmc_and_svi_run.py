@@ -2,7 +2,9 @@
 takes ``dataset={"at_bats": ..., "hits": ...}``: the data reach it by its own argument names.
 
 numpyro-mcmc's draws are bit-identical to ``MCMC.run(key, at_bats, hits=hits)`` and
-numpyro-svi's guide parameters to ``SVI.run(key, steps, at_bats, hits=hits)``; the observed
+numpyro-svi's guide parameters to ``SVI.run(key, steps, at_bats, hits=hits)`` (with
+``init: "eager"``, NumPyro's own start; at the default compiled start, to ``SVI.run`` from
+that start, and within float rounding of NumPyro's); the observed
 site is the model's own (``obs``, found by its ``obs=``), and the op predicts from the
 model's inputs by name. A name the model does not take is a ``ConfigError`` naming it.
 """
@@ -20,6 +22,7 @@ from upstream_numpyro_examples import baseball_data, partially_pooled
 
 from pipekit_train import TrainingLoop
 from pipekit_train.adapters.bayes import NumpyroTask
+from pipekit_train.adapters.numpyro_svi._compiled_init import compiled_init
 from pipekit_train.errors import ConfigError
 
 AT_BATS, HITS = baseball_data()
@@ -46,8 +49,7 @@ def test_mcmc_draws_equal_mcmc_run_with_the_models_own_argument_names() -> None:
     assert op(at_bats=AT_BATS, draws=True).shape == (S, len(AT_BATS))
 
 
-def test_svi_params_equal_svi_run_with_the_models_own_argument_names() -> None:
-    tx = optax.adam(0.05)
+def _svi_params(tx: optax.GradientTransformation, **options: object) -> dict[str, np.ndarray]:
     op, info = TrainingLoop(
         task=NumpyroTask(model=partially_pooled, predictive_samples=10),
         dataset={"at_bats": AT_BATS, "hits": HITS},
@@ -55,15 +57,37 @@ def test_svi_params_equal_svi_run_with_the_models_own_argument_names() -> None:
         seed=3,
         max_steps=40,
         optimizer_config=tx,
-        backend_options={"x64": False},
+        backend_options={"x64": False, **options},
     ).run()
-    svi = SVI(partially_pooled, AutoNormal(partially_pooled), optax_to_numpyro(tx), Trace_ELBO())
-    init_key = jax.random.split(jax.random.PRNGKey(3), 3)[0]  # the backend's init key
-    want = svi.run(init_key, 40, AT_BATS, hits=HITS, progress_bar=False).params
-    assert set(want) == set(info["params"])
-    for name, value in want.items():
-        assert np.asarray(value).tobytes() == np.asarray(info["params"][name]).tobytes(), name
     assert op.predictive_site == "obs" and op(at_bats=AT_BATS).shape == (len(AT_BATS),)
+    return dict(info["params"])
+
+
+def _same_bits(want: dict[str, object], got: dict[str, np.ndarray]) -> None:
+    assert set(want) == set(got)
+    for name, value in want.items():
+        assert np.asarray(value).tobytes() == np.asarray(got[name]).tobytes(), name
+
+
+def test_svi_params_equal_svi_run_with_the_models_own_argument_names() -> None:
+    tx = optax.adam(0.05)
+    init_key = jax.random.split(jax.random.PRNGKey(3), 3)[0]  # the backend's init key
+
+    def svi() -> SVI:
+        return SVI(
+            partially_pooled, AutoNormal(partially_pooled), optax_to_numpyro(tx), Trace_ELBO()
+        )
+
+    eager = svi().run(init_key, 40, AT_BATS, hits=HITS, progress_bar=False).params
+    _same_bits(eager, _svi_params(tx, init="eager"))  # NumPyro's own start: SVI.run's bits
+
+    ref = svi()  # the default start, compiled: SVI.run from it is the backend's run
+    start = compiled_init(ref, init_key, (), {"at_bats": AT_BATS, "hits": HITS})
+    want = ref.run(init_key, 40, AT_BATS, hits=HITS, progress_bar=False, init_state=start).params
+    got = _svi_params(tx)
+    _same_bits(want, got)
+    for name, value in eager.items():  # and within rounding of NumPyro's own start's run
+        np.testing.assert_allclose(got[name], value, rtol=1e-4, atol=1e-5, err_msg=name)
 
 
 def test_a_name_the_model_does_not_take_is_named_with_the_fix() -> None:

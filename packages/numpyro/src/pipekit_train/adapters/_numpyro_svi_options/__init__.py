@@ -30,6 +30,17 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
     ),
     RESUME_OPTION,
     OptionSpec("x64", "bool", False, "compute in float64"),
+    OptionSpec(
+        "init",
+        "choice",
+        "compiled",
+        "how the guide's start is set up: 'compiled' runs NumPyro's SVI.init as one compiled "
+        "program (a cold run's start in well under a second); 'eager' runs it op by op as "
+        "SVI.run does, so the whole run is SVI.run's to the bit (the compiled start can differ "
+        "from it by 1 ulp in an autoguide's initial scale, and in a full-rank guide's order "
+        "of sites)",
+        choices=("compiled", "eager"),
+    ),
     compilation_cache_option(),
     optimizer_id_option(),
     num_data_option(),

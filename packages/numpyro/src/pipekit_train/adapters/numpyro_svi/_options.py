@@ -21,6 +21,7 @@ class SviOptions:
     shuffle: bool = True
     resume: str = "auto"
     x64: bool = False
+    init: str = "compiled"
     compilation_cache: Any = None
     optimizer_id: str | None = None
     num_data: int | None = None

@@ -29,6 +29,7 @@ from pipekit_train.jax.program import run_program
 from pipekit_train.jax.report import jax_backend_info
 from pipekit_train.loop import TrainingLoop, require_features
 
+from ._compiled_init import compiled_init
 from ._options import SviOptions, parse_options
 
 BACKEND = "numpyro-svi"
@@ -194,7 +195,11 @@ def _run(
     root = jax.random.PRNGKey(loop.seed)
     init_key, eval_key, predict_key = jax.random.split(root, 3)
     try:
-        state = svi.init(init_key, *(jnp.asarray(first[k]) for k in positional), **first_kw)
+        first_args = tuple(jnp.asarray(first[k]) for k in positional)
+        if options.init == "eager":  # NumPyro's own, op by op: SVI.run's start to the bit
+            state = svi.init(init_key, *first_args, **first_kw)
+        else:
+            state = compiled_init(svi, init_key, first_args, first_kw)
     except Exception as exc:  # the guide does not fit the model, or the model's density
         # is not finite where the guide starts (e.g. an ARMA recursion overflowing float32)
         x64 = "" if options.x64 else ' backend_options={"x64": True} (float32 may overflow), '
@@ -225,6 +230,7 @@ def _run(
             "loss": type(loss).__name__,
             "num_particles": getattr(loss, "num_particles", 1),
             "x64": options.x64,
+            **({"init": "eager"} if options.init == "eager" else {}),
             **({"model_kwargs": task.model_kwargs} if task.model_kwargs else {}),
             **({"data_keywords": list(names)} if names else {}),
             **(streamed.record if streamed is not None else {}),
@@ -305,6 +311,7 @@ def _run(
         warn_user(f"{BACKEND}: {msgs[-1]}")
     own_keys: dict[str, Any] = {
         "x64": bool(options.x64),
+        "init": options.init,
         "guide": _guide_name(task.guide),
         "final_elbo": -float(final_loss) if final_loss is not None else None,
         "final_loss": float(final_loss) if final_loss is not None else None,
