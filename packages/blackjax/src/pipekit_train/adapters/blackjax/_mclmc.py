@@ -45,8 +45,14 @@ def mclmc(
     dim = pytree_size(one)
     dtype = jnp.result_type(float)
     keys = jax.random.split(init_key, num_chains)
-    states = jax.vmap(
-        lambda p, k: blackjax.mcmc.mclmc.init(position=p, logdensity_fn=logdensity_fn, rng_key=k)
+    # One compiled program, as the HMC family's start (._hmc): eager, each op of the density's
+    # value and gradient would be compiled on its own.
+    states = jax.jit(
+        jax.vmap(
+            lambda p, k: blackjax.mcmc.mclmc.init(
+                position=p, logdensity_fn=logdensity_fn, rng_key=k
+            )
+        )
     )(positions, keys)
     ones = jnp.ones((num_chains,), dtype)
     carry = {
