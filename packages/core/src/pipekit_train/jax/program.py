@@ -61,7 +61,9 @@ StepFn = Callable[[Any, Any, jax.Array], tuple[Any, ...]]
 
 def _copy_leaf(x: Any) -> Any:
     if isinstance(x, jax.Array) and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
-        return jax.random.wrap_key_data(jnp.copy(jax.random.key_data(x)))
+        # The copy keeps the key's implementation (an rbg key stays rbg, not the default).
+        impl = jax.random.key_impl(x)
+        return jax.random.wrap_key_data(jnp.copy(jax.random.key_data(x)), impl=impl)
     return jnp.copy(x)
 
 
