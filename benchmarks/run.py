@@ -67,19 +67,20 @@ _DATA_PATH = (
     "load, see the per-round ratios in latest.json."
 )
 _SVI_FIRST = (
-    "both sides pay the same eager svi.init: AutoNormal's prototype trace and init search run "
-    "op by op, 144 tiny compilations, 5.5 s of a 9.4 s cold run (cProfile, in process, load "
-    "2.7, 2026-12-02); the training chunks took 1.9 s and the guide draws 0.07 s. jax.jit of "
-    "svi.init takes 1.3 s but leaves tracers in the guide's prototype trace (an "
-    "UnexpectedTracerError later for a support that depends on a latent), so it is not done. "
-    "The repeated run (10c) finds all of it in the persistent cache."
+    "svi.run pays NumPyro's eager svi.init: AutoNormal's prototype trace and init search run "
+    "op by op, ~140 tiny compilations, most of its cold run; the backend runs the same "
+    "svi.init as one compiled program (decision 0210: the tracers the guide keeps come back "
+    "concrete), so its start costs well under a second. Below target only under load: the "
+    "rest is the training chunk's compilation, which both sides pay."
 )
 _MCMC_ARVIZ = (
-    "at the target within noise (0.98 here, 1.00 for the same run in case 17): the end-of-run "
-    "diagnostics no longer import ArviZ, xarray or pandas (NumPy ports), and warmup and "
-    "sampling share one compiled chunk program (108-109 compilations against MCMC.run's "
-    "116-119, tests/numpyro/test_mcmc_compiles_no_more_than_mcmc_run.py); what is left is "
-    "the persistent cache's writes and the backend's checks, not profiled since."
+    "at parity within noise (0.95-1.05 over rounds on a quiet 2-core machine): both sides "
+    "pay NumPyro's eager kernel.init (initialize_model, the density's value and gradient at "
+    "the start, op by op: 3.7 s of a ~5 s cold run, cProfile), which the backend keeps "
+    "eager because MCMC.run's draws depend on its bits (a compiled start differs by 1 ulp "
+    "and the chain then differs); warmup and sampling share one compiled chunk program "
+    "(108-109 compilations against MCMC.run's 116, "
+    "tests/numpyro/test_mcmc_compiles_no_more_than_mcmc_run.py)."
 )
 _CHECKPOINT_COST = (
     "Orbax's fixed cost per commit bounds it: one checkpoint cost {per_checkpoint_ms:.0f} ms "
@@ -111,9 +112,10 @@ _BLACKJAX_CKPT = (
     "cheap, or a model whose 500 draws take ≥ ~0.2 s (4 chains of sblrc take ~0.16 s)."
 )
 _WHOLE_BAYES = (
-    "numpyro-svi's first run pays, like svi.run, NumPyro's eager svi.init (case 10b's note), "
-    "and writes every compiled program to the persistent cache so that its repeated run is "
-    "about 2-3x faster; numpyro-mcmc and blackjax are at or near their peers."
+    "numpyro-svi compiles svi.init as one program (svi.run runs it op by op); numpyro-mcmc "
+    "pays MCMC.run's eager kernel.init, as MCMC.run does (its bits are the draws'); blackjax "
+    "starts its chains in one compiled program; each writes its compiled programs to the "
+    "persistent cache so that a repeated run is about 2-3x faster."
 )
 _WHOLE_TORCH = (
     "the same Trainer.fit runs on both sides (cProfile: 290 s vs 296 s at a load of ~10) and "
