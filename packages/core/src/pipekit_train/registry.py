@@ -10,7 +10,9 @@ adapter except through ``load_backend``.
 from __future__ import annotations
 
 import importlib
+import os
 import re
+import sys
 from dataclasses import dataclass, field
 from importlib import metadata
 from types import ModuleType
@@ -57,8 +59,31 @@ class BackendInfo:
     version: str | None
 
 
+#: The last scan of the entry points, and the ``sys.path`` state it was read under.
+_SCANNED: tuple[tuple[tuple[str, int], ...], list[metadata.EntryPoint]] | None = None
+
+
+def _path_state() -> tuple[tuple[str, int], ...]:
+    """Each ``sys.path`` folder with its modification time: a distribution installed,
+    removed or put on the path changes it (a new ``*.dist-info`` changes its folder's)."""
+    state = []
+    for entry in sys.path:
+        try:
+            state.append((entry, os.stat(entry or ".").st_mtime_ns))
+        except OSError:
+            state.append((entry, -1))
+    return tuple(state)
+
+
 def _entry_points() -> list[metadata.EntryPoint]:
-    return list(metadata.entry_points(group=ENTRY_POINT_GROUP))
+    """The group's entry points. Reading them parses every installed distribution's
+    metadata (~10 ms with a few hundred installed, and a run asks several times), so the
+    scan is kept until ``sys.path`` or one of its folders changes."""
+    global _SCANNED
+    state = _path_state()
+    if _SCANNED is None or _SCANNED[0] != state:
+        _SCANNED = (state, list(metadata.entry_points(group=ENTRY_POINT_GROUP)))
+    return list(_SCANNED[1])
 
 
 def installed_backends() -> list[BackendInfo]:
