@@ -122,3 +122,44 @@ def test_eager_is_numpyros_own_start_and_a_bad_init_is_named() -> None:
     with pytest.raises(ConfigError, match="compiled") as err:
         TrainingLoop(**kw, backend_options={"init": "jit"}).run()
     assert err.value.field == "backend_options.init"
+
+
+@jax.tree_util.register_pytree_node_class
+class _Fragile:
+    """A pytree that cannot be rebuilt from concrete leaves (its unflatten refuses them)."""
+
+    def __init__(self, x: object) -> None:
+        self.x = x
+
+    def tree_flatten(self) -> tuple[tuple[object], None]:
+        return (self.x,), None
+
+    @classmethod
+    def tree_unflatten(cls, aux: None, leaves: tuple[object, ...]) -> _Fragile:
+        if not isinstance(leaves[0], jax.core.Tracer):
+            raise ValueError("only ever built from a tracer")
+        return cls(leaves[0])
+
+
+class _RememberingGuide:
+    """A user's guide object that keeps what it last computed on itself."""
+
+    def __call__(self, x, y=None):
+        loc = numpyro.param("w_loc", jnp.asarray(0.0))
+        self.last = _Fragile(loc)
+        numpyro.sample("w", dist.Normal(loc, 0.1))
+
+
+def _linear(x, y=None):
+    w = numpyro.sample("w", dist.Normal(0.0, 1.0))
+    with numpyro.plate("n", x.shape[0]):
+        numpyro.sample("obs", dist.Normal(x * w, 0.2), obs=y)
+
+
+def test_guide_state_that_cannot_be_rebuilt_falls_back_to_the_eager_start() -> None:
+    svi = SVI(_linear, _RememberingGuide(), optax_to_numpyro(optax.adam(0.02)), Trace_ELBO())
+    state = compiled_init(svi, jax.random.PRNGKey(0), (jnp.asarray(X), jnp.asarray(Y)), {})
+    assert not reaches_tracer(vars(svi.guide))  # NumPyro's own init ran: concrete state
+    eager = SVI(_linear, _RememberingGuide(), optax_to_numpyro(optax.adam(0.02)), Trace_ELBO())
+    want = eager.init(jax.random.PRNGKey(0), X, Y)
+    assert float(svi.get_params(state)["w_loc"]) == float(eager.get_params(want)["w_loc"])

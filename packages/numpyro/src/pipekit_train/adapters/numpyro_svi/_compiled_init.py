@@ -186,8 +186,12 @@ def compiled_init(svi: Any, key: Any, args: tuple[Any, ...], kwargs: dict[str, A
         if np.issubdtype(a.dtype, np.inexact)
     )
     concrete = dict(zip(found, arrays, strict=True))
-    rebuilt = _rebuild(_state_of(svi), concrete, {})
-    if not finite or reaches_tracer(rebuilt):
+    try:
+        rebuilt = _rebuild(_state_of(svi), concrete, {})
+        left = reaches_tracer(rebuilt)
+    except Exception:  # noqa: BLE001 - a pytree that does not unflatten: NumPyro's own init
+        rebuilt, left = None, True
+    if not finite or left:
         _restore(svi, saved)
         return svi.init(key, *args, **kwargs)
     _restore(svi, rebuilt)
