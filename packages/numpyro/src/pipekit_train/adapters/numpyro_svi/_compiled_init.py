@@ -37,6 +37,11 @@ def _is_tracer(obj: Any) -> bool:
     return isinstance(obj, jax.core.Tracer)
 
 
+def _is_function(obj: Any) -> bool:
+    """A plain function or lambda: its closure is not walked or rebuilt (only checked)."""
+    return callable(obj) and hasattr(obj, "__code__")
+
+
 def _children(obj: Any) -> list[Any] | None:
     """The objects ``obj`` holds that may hold tracers, or None for a leaf."""
     import jax
@@ -47,7 +52,7 @@ def _children(obj: Any) -> list[Any] | None:
         return list(obj)
     if isinstance(obj, functools.partial):
         return [obj.func, *obj.args, *obj.keywords.values()]
-    if isinstance(obj, _OPAQUE) or callable(obj) and hasattr(obj, "__code__"):
+    if isinstance(obj, _OPAQUE) or _is_function(obj):
         return None
     leaves, _ = jax.tree_util.tree_flatten(obj)
     if not (len(leaves) == 1 and leaves[0] is obj):
@@ -97,11 +102,13 @@ def _rebuild(obj: Any, concrete: dict[int, Any], memo: dict[int, Any]) -> Any:
         func = _rebuild(obj.func, concrete, memo)
         args = [_rebuild(v, concrete, memo) for v in obj.args]
         kw = {k: _rebuild(v, concrete, memo) for k, v in obj.keywords.items()}
-        if func is not obj.func or any(a is not b for a, b in zip(args, obj.args, strict=True)):
+        old = [*obj.args, *obj.keywords.values()]
+        changed = func is not obj.func or any(
+            a is not b for a, b in zip([*args, *kw.values()], old, strict=True)
+        )
+        if changed:
             out = functools.partial(func, *args, **kw)
-        elif any(kw[k] is not v for k, v in obj.keywords.items()):
-            out = functools.partial(func, *args, **kw)
-    elif not (isinstance(obj, _OPAQUE) or callable(obj) and hasattr(obj, "__code__")):
+    elif not (isinstance(obj, _OPAQUE) or _is_function(obj)):
         leaves, treedef = jax.tree_util.tree_flatten(obj)
         if not (len(leaves) == 1 and leaves[0] is obj):
             new = [_rebuild(v, concrete, memo) for v in leaves]
@@ -126,7 +133,7 @@ def reaches_tracer(obj: Any) -> bool:
         if id(cur) in seen:
             continue
         seen.add(id(cur))
-        if callable(cur) and hasattr(cur, "__code__"):
+        if _is_function(cur):
             cells = getattr(cur, "__closure__", None) or ()
             for cell in cells:
                 try:
