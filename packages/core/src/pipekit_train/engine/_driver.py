@@ -42,12 +42,14 @@ user as a ``FinishError`` that keeps the run (``engine._report``).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._signals import StopSignals
+from ..callbacks import scalar
 from ..carry import TrainerCarryState
 from ._events import EventSite, host_event, record_window
 from ._program import BatchStream, Phase, StepCheckpointer, StepProgram, close_checkpointer
@@ -79,6 +81,11 @@ class DriverResult:
     trace: dict[str, Any] = field(default_factory=dict)
     run_dir: str | None = None
     last_checkpoint_step: int | None = None
+    #: Each training metric's mean over each host event's window, as ``(step, mean)`` pairs
+    #: in order (this process's steps only: a resumed run's start from its resume step);
+    #: beyond ``HISTORY_MAX`` entries neighbouring windows are merged in pairs. What a
+    #: convergence check reads, like Keras's ``History``.
+    history: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
 
     def outcome(self) -> RunOutcome:
         """How the run ended, for the adapter's ``backend_info`` (``engine.backend_info``)."""
@@ -167,6 +174,7 @@ def run_driver(
             runner.run_start(state)
 
             pending: list[tuple[int, int, bool, Any]] = []
+            history: dict[str, list[tuple[int, float]]] = {}
             eval_metrics: dict[str, float] = {}
             last_ckpt = resumed_from
             train_started = time.perf_counter()
@@ -217,6 +225,7 @@ def run_driver(
                     state.opt_state = program.tree(carry)
                     state.phase = phase.name
                     _fetch_window(program, state, pending, trace)
+                    _record_history(history, state)
                     pending = []
                     # 2.-7. the host-event routine every loop shares
                     outcome = host_event(state, runner, schedule, site)
@@ -267,6 +276,7 @@ def run_driver(
                 trace=trace.arrays() if trace else {},
                 run_dir=None if runner.run_dir is None else str(runner.run_dir),
                 last_checkpoint_step=last_ckpt,
+                history=history,
             )
     finally:
         close_checkpointer(checkpointer)
@@ -342,6 +352,34 @@ def _fetch_window(
         if len(rest) > 1 and collect and rest[1]:
             trace.append(rest[1], k)
     record_window(state, window, steps)
+
+
+#: Entries a metric's history keeps at most: beyond, neighbouring windows are merged in pairs
+#: (a run logging every step for a million steps keeps a bounded, coarser history).
+HISTORY_MAX = 4096
+
+
+def _record_history(history: dict[str, list[tuple[int, float]]], state: TrainerCarryState) -> None:
+    """Append each metric's mean over the window just fetched (finite values only)."""
+    for name, values in state.window.items():
+        try:
+            means = [scalar(v) for v in values]
+        except (TypeError, ValueError):  # not a number per step
+            continue
+        finite = [m for m in means if math.isfinite(m)]
+        if finite:
+            entries = history.setdefault(name, [])
+            entries.append((state.step, math.fsum(finite) / len(finite)))
+            if len(entries) > HISTORY_MAX:
+                entries[:] = _halved(entries)
+
+
+def _halved(entries: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """Neighbouring entries merged in pairs: the later step, the two means' mean."""
+    out = [(b[0], (a[1] + b[1]) / 2.0) for a, b in zip(entries[0::2], entries[1::2], strict=False)]
+    if len(entries) % 2:
+        out.append(entries[-1])
+    return out
 
 
 class _Trace:
