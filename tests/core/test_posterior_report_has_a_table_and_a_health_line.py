@@ -77,7 +77,31 @@ def test_variational_report_has_no_sampler_columns() -> None:
     assert lines[0] == "posterior (200 guide draws; 94% highest-density interval):"
     assert lines[1].split() == ["site", "mean", "sd", "hdi_3%", "hdi_97%"]
     assert not any(line.startswith("divergences") for line in lines)
-    assert lines[-1].startswith("health: no problems found (final ELBO -12.5;")
+    # Without the fitted-guide checks' figures the line says what was not checked, never OK.
+    assert lines[-1].startswith(
+        "health: no problems found, but not checked: ELBO convergence (too few logged windows"
+    )
+    assert "Pareto k-hat (not computed)" in lines[-1] and "(final ELBO -12.5;" in lines[-1]
+
+
+def test_variational_health_line_is_ok_only_with_both_checks_passed() -> None:
+    diag = {
+        "kind": "variational",
+        "num_chains": 1,
+        "num_draws": 200,
+        "sites": {"b": _site(0.25)},
+        "elbo_convergence": {"checked": True, "moving": False, "improvement": 0.01},
+        "importance": {"khat": 0.31, "num_draws": 1000, "narrow": {}},
+    }
+    info = {"diagnostics": diag, "warnings": [], "final_elbo": -12.5}
+    line = posterior_report(info)[-1]
+    assert line.startswith("health: OK — final ELBO -12.5 converged")
+    assert "Pareto k-hat 0.31 <= 0.7 over 1000 guide draws" in line
+    skipped = {**diag, "importance": {"skipped": "a stream: the full data is not in memory"}}
+    line = posterior_report({**info, "diagnostics": skipped})[-1]
+    assert line.startswith("health: no problems found, but not checked: Pareto k-hat (a stream")
+    warned = posterior_report({**info, "warnings": ["Pareto k-hat ... > 0.7"]})
+    assert warned[-2].startswith("health: 1 problem(s)")
 
 
 def test_a_run_without_diagnostics_has_no_report() -> None:

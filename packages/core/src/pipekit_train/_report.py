@@ -72,18 +72,37 @@ def _table(header: Sequence[str], rows: list[list[str]]) -> list[str]:
     return lines
 
 
+def _variational_health(diag: Mapping[str, Any], info: Mapping[str, Any]) -> str:
+    """A fitted guide's line: OK only when the ELBO converged and PSIS k-hat passed."""
+    elbo = info.get("final_elbo")
+    shown = f"final ELBO {elbo:.6g}" if isinstance(elbo, float) else "the ELBO"
+    conv = diag.get("elbo_convergence") or {}
+    imp = diag.get("importance") or {}
+    khat = imp.get("khat")
+    missing = []
+    if not conv.get("checked"):
+        missing.append("ELBO convergence (too few logged windows: lower log_every)")
+    if khat is None:
+        missing.append(f"Pareto k-hat ({imp.get('skipped', 'not computed')})")
+    if missing:
+        return (
+            f"health: no problems found, but not checked: {'; '.join(missing)} ({shown}; "
+            "compare with numpyro-mcmc to check the fit)"
+        )
+    return (
+        f"health: OK — {shown} converged (the last tenth of the run changed it by "
+        f"{conv.get('improvement', 0.0):.3g}), Pareto k-hat {khat:.2f} <= 0.7 over "
+        f"{imp.get('num_draws')} guide draws (PSIS), and no guide sd collapsed"
+    )
+
+
 def _health(diag: Mapping[str, Any], info: Mapping[str, Any]) -> list[str]:
     problems = [str(w) for w in info.get("warnings") or []]
     if problems:
         head = f"health: {len(problems)} problem(s) — fix before trusting the posterior:"
         return [head, *(f"  - {p}" for p in problems)]
     if diag.get("kind") == "variational":
-        elbo = info.get("final_elbo")
-        shown = f"final ELBO {elbo:.6g}; " if isinstance(elbo, float) else ""
-        return [
-            f"health: no problems found ({shown}R-hat and ESS do not apply to a guide's "
-            "independent draws; compare with numpyro-mcmc to check the fit)"
-        ]
+        return [_variational_health(diag, info)]
     chains = int(diag.get("num_chains", 1))
     rhat = "R-hat <= 1.01, " if chains > 1 else "one chain, so no R-hat; "
     return [f"health: OK — no divergences, {rhat}bulk ESS >= 100 per chain and every draw finite"]

@@ -3,7 +3,8 @@
 Importing ArviZ pulls in xarray, pandas and scipy.stats (seconds in a fresh process), more
 than many whole runs cost. The formulas here are ArviZ 0.23's, line for line
 (``arviz.stats.diagnostics``: ``_rhat_rank``, ``_ess_bulk``, ``_ess_tail``, ``_mcse_mean``,
-``_bfmi``; ``arviz.stats.stats._hdi``), on one ``(chains, draws)`` array each: rank
+``_bfmi``; ``arviz.stats.stats._hdi``; ``psislw`` with its ``_gpdfit``), on one
+``(chains, draws)`` array each: rank
 normalisation with average ranks and Blom's offset 3/8, split chains (first and last half),
 Geyer's initial monotone sequence on the FFT autocovariance. The inverse normal CDF is
 Wichura's AS241 (``statistics.NormalDist.inv_cdf``'s algorithm, ~1e-16 relative),
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["rhat_rank", "ess_bulk", "ess_tail", "mcse_mean", "hdi", "bfmi", "ndtri"]
+__all__ = ["rhat_rank", "ess_bulk", "ess_tail", "mcse_mean", "hdi", "bfmi", "ndtri", "psislw"]
 
 _MIN_DRAWS = 4
 
@@ -264,3 +265,69 @@ def bfmi(energy: np.ndarray) -> np.ndarray:
     e = np.atleast_2d(np.asarray(energy, dtype=float))
     num = np.square(np.diff(e, axis=1)).mean(axis=1)
     return np.asarray(num / np.var(e, axis=1, ddof=1))
+
+
+def _gpd_fit(tail: np.ndarray) -> tuple[float, float]:
+    """Generalised Pareto fit of sorted exceedances (Zhang & Stephens 2009, with ArviZ's weak
+    prior on k): ``(k, sigma)``, ArviZ 0.23's ``_gpdfit``."""
+    prior_bs, prior_k = 3, 10
+    n = len(tail)
+    m_est = 30 + int(n**0.5)
+    b_ary = 1 - np.sqrt(m_est / (np.arange(1, m_est + 1, dtype=float) - 0.5))
+    b_ary /= prior_bs * tail[int(n / 4 + 0.5) - 1]
+    b_ary += 1 / tail[-1]
+    k_ary = np.log1p(-b_ary[:, None] * tail).mean(axis=1)
+    len_scale = n * (np.log(-(b_ary / k_ary)) - k_ary - 1)
+    weights = 1 / np.exp(len_scale - len_scale[:, None]).sum(axis=1)
+    real = weights >= 10 * np.finfo(float).eps
+    if not np.all(real):
+        weights, b_ary = weights[real], b_ary[real]
+    weights /= weights.sum()
+    b_post = float(np.sum(b_ary * weights))
+    k_post = float(np.log1p(-b_post * tail).mean())
+    sigma = -k_post / b_post
+    k_post = (n * k_post + prior_k * 0.5) / (n + prior_k)
+    return k_post, sigma
+
+
+def _gpd_quantiles(probs: np.ndarray, k: float, sigma: float) -> np.ndarray:
+    """Quantiles of the generalised Pareto distribution at ``probs`` in (0, 1)."""
+    if sigma <= 0:
+        return np.full_like(probs, np.nan)
+    if abs(k) < np.finfo(float).eps:
+        return -np.log1p(-probs) * sigma
+    return np.expm1(-k * np.log1p(-probs)) / k * sigma
+
+
+def psislw(log_weights: np.ndarray) -> tuple[np.ndarray, float]:
+    """Pareto-smoothed importance sampling of one vector of log weights (``reff`` 1):
+    ``(smoothed normalised log weights, k-hat)``, ArviZ 0.23's ``psislw``.
+
+    The largest ``min(n / 5, 3 sqrt(n))`` weights are replaced by the quantiles of a
+    generalised Pareto fit to them; its shape ``k`` says how heavy the tail is (Vehtari et
+    al. 2024: above 0.7 the importance estimate is unreliable).
+    """
+    lw = np.array(log_weights, dtype=float).reshape(-1)
+    n = lw.size
+    cutoff_ind = -int(np.ceil(min(0.2 * n, 3 * np.sqrt(n)))) - 1
+    cutoffmin = np.log(np.finfo(float).tiny)
+    lw -= np.max(lw)
+    xcutoff = max(float(np.sort(lw)[cutoff_ind]), cutoffmin)
+    expxcutoff = np.exp(xcutoff)
+    (tailinds,) = np.where(lw > xcutoff)
+    x_tail = lw[tailinds]
+    if len(x_tail) <= 4:
+        k = np.inf
+    else:
+        order = np.argsort(x_tail)
+        x_tail = np.exp(x_tail) - expxcutoff
+        k, sigma = _gpd_fit(x_tail[order])
+        if np.isfinite(k):
+            probs = np.arange(0.5, len(x_tail)) / len(x_tail)
+            smoothed = np.log(_gpd_quantiles(probs, k, sigma) + expxcutoff)
+            x_tail[order] = smoothed
+            x_tail[x_tail > 0] = 0
+            lw[tailinds] = x_tail
+    top = np.max(lw)
+    lw -= top + np.log(np.sum(np.exp(lw - top)))
+    return lw, float(k)

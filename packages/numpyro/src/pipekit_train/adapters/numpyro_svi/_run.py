@@ -12,6 +12,7 @@ from pipekit_train.adapters.bayes import (
     bind_data_size,
     check_task_on_args,
     check_task_on_data,
+    elbo_convergence,
     make_guide,
     model_data,
     model_import_string,
@@ -20,6 +21,7 @@ from pipekit_train.adapters.bayes import (
     predictive_site_of,
     require_task,
     variational_summary,
+    variational_warnings,
     warn_diagnostics,
 )
 from pipekit_train.errors import ConfigError, DataError, warn_user
@@ -30,6 +32,7 @@ from pipekit_train.jax.report import jax_backend_info
 from pipekit_train.loop import TrainingLoop, require_features
 
 from ._compiled_init import compiled_init
+from ._importance import guide_importance
 from ._options import SviOptions, parse_options
 
 BACKEND = "numpyro-svi"
@@ -302,6 +305,25 @@ def _run(
     with finishing("report", "the posterior summary of the guide's draws"):
         summary = variational_summary(samples) if samples else None
         msgs = warn_diagnostics(summary, BACKEND) if summary is not None else []
+    if summary is not None:
+        # Whether the guide can be trusted (bayes._variational_health): the ELBO stopped
+        # moving, PSIS k-hat of its draws' importance weights, and its spread.
+        summary["elbo_convergence"] = elbo_convergence(result.history.get("loss", []))
+        if streamed is not None:
+            summary["importance"] = {"skipped": "a stream: the full data is not in memory"}
+        else:
+            summary["importance"] = guide_importance(
+                base_model,
+                guide,
+                params,
+                tuple(jnp.asarray(data[k]) for k in positional),
+                {k: jnp.asarray(data[k]) for k in names},
+                jax.random.fold_in(predict_key, 1),
+                latent,
+            )
+        for msg in variational_warnings(summary):
+            msgs.append(msg)
+            warn_user(f"{BACKEND}: {msg}")
     if final_loss is not None and not np.isfinite(final_loss):
         msgs.append(
             f"the final ELBO is {-float(final_loss)}: the fit diverged; lower the learning "
