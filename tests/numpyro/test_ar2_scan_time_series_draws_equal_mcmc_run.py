@@ -8,6 +8,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 import pytest
+from _npy_helpers import mcmc_run_starts
 from numpyro.infer import MCMC, NUTS
 from upstream_numpyro_examples import ar2_data, ar2_scan
 
@@ -29,7 +30,7 @@ def test_ar2_scan_draws_equal_mcmc_run() -> None:
     with pytest.warns(UserWarning):  # so few draws: the ESS warning
         op, info = loop.run()
     ref = MCMC(NUTS(ar2_scan), num_warmup=W, num_samples=S, progress_bar=False)
-    ref.run(jax.random.PRNGKey(0), y=y)
+    ref.run(jax.random.PRNGKey(0), y=y, init_params=mcmc_run_starts(info))
     want = ref.get_samples(group_by_chain=True)
     assert set(want) == set(op.samples_by_chain) == {"alpha_1", "alpha_2", "const", "sigma"}
     for site, value in want.items():

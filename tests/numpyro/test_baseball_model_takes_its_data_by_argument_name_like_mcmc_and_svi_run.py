@@ -15,6 +15,7 @@ import jax
 import numpy as np
 import optax
 import pytest
+from _npy_helpers import mcmc_run_starts
 from numpyro.infer import MCMC, NUTS, SVI, Trace_ELBO
 from numpyro.infer.autoguide import AutoNormal
 from numpyro.optim import optax_to_numpyro
@@ -40,7 +41,7 @@ def test_mcmc_draws_equal_mcmc_run_with_the_models_own_argument_names() -> None:
     with pytest.warns(UserWarning):  # so few draws: the ESS warning
         op, info = loop.run()
     ref = MCMC(NUTS(partially_pooled), num_warmup=W, num_samples=S, progress_bar=False)
-    ref.run(jax.random.PRNGKey(3), AT_BATS, hits=HITS)
+    ref.run(jax.random.PRNGKey(3), AT_BATS, hits=HITS, init_params=mcmc_run_starts(info))
     want = ref.get_samples(group_by_chain=True)
     assert set(want) == set(op.samples_by_chain) == {"m", "kappa", "phi"}
     for site, value in want.items():

@@ -78,7 +78,10 @@ def test_diabetes_yaml_runs_and_intervals_cover(tmp_path: Path) -> None:
     assert "backend: numpyro-svi  final_step: 5000" in out
     assert "final ELBO: " in out
     assert "posterior (1000 guide draws; 94% highest-density interval):" in out
-    assert "health: no problems found" in out
+    # The example's full-rank guide, 5,000 minibatch steps, is narrower than the posterior
+    # along the collinear s1/s2 predictors (w[4]'s sd 0.18 against NUTS's 0.26): PSIS says
+    # so instead of "OK" (bayes._variational_health).
+    assert "health: 1 problem(s)" in out and "Pareto k-hat of the guide's importance" in out
     import diabetes_blr
 
     from pipekit_train.adapters.bayes import NumpyroPredictiveOp

@@ -10,6 +10,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 import pytest
+from _npy_helpers import mcmc_run_starts
 from numpyro.infer import MCMC, NUTS
 from upstream_numpyro_examples import model, reparam_model
 
@@ -32,7 +33,7 @@ def test_funnel_runs_without_a_dataset_like_mcmc_run(fn, sites) -> None:
     with pytest.warns(UserWarning):  # so few draws (and the centred funnel's divergences)
         op, info = loop.run()
     ref = MCMC(NUTS(fn), num_warmup=W, num_samples=S, progress_bar=False)
-    ref.run(jax.random.PRNGKey(4))
+    ref.run(jax.random.PRNGKey(4), init_params=mcmc_run_starts(info))
     want = ref.get_samples(group_by_chain=True)
     assert set(want) == set(op.samples_by_chain) == sites
     for site, value in want.items():

@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _npy_helpers import pdb
+from _npy_helpers import mcmc_run_starts, pdb
 from numpyro.infer import HMC, MCMC
 
 from pipekit_train import TrainingLoop
@@ -40,7 +40,7 @@ def test_hmc_kernel_equals_mcmc_run_with_hmc() -> None:
         chain_method="vectorized",
         progress_bar=False,
     )
-    ref.run(jax.random.PRNGKey(2), x, y)
+    ref.run(jax.random.PRNGKey(2), x, y, init_params=mcmc_run_starts(info))
     for site, value in ref.get_samples(group_by_chain=True).items():
         assert op.samples_by_chain[site].tobytes() == np.asarray(value).tobytes(), site
 

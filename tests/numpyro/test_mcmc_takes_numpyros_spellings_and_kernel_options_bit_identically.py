@@ -13,7 +13,7 @@ from typing import Any
 import jax
 import numpy as np
 import pytest
-from _npy_helpers import pdb
+from _npy_helpers import mcmc_run_starts, pdb
 from numpyro.infer import MCMC, NUTS
 
 from pipekit_train import TrainingLoop
@@ -63,12 +63,12 @@ def test_option_reaches_nuts_bit_identically(options: dict[str, Any], nuts: dict
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        op, _ = loop.run()
+        op, info = loop.run()
     kw = {k: v for k, v in nuts.items() if k != "inverse_mass_matrix"}
     if "inverse_mass_matrix" in nuts:
         kw["inverse_mass_matrix"] = {k: jax.numpy.asarray(v) for k, v in IMM.items()}
     ref = MCMC(NUTS(pdb.eight_schools, **kw), num_warmup=W, num_samples=S, progress_bar=False)
-    ref.run(jax.random.PRNGKey(3), x, y)
+    ref.run(jax.random.PRNGKey(3), x, y, init_params=mcmc_run_starts(info))
     for site, value in ref.get_samples(group_by_chain=True).items():
         assert op.samples_by_chain[site].tobytes() == np.asarray(value).tobytes(), site
 

@@ -8,6 +8,8 @@
 - ``NumpyroPredictiveOp`` — the posterior-predictive Operator the backends return.
 - ``diagnostics`` / ``diagnostic_warnings`` / ``to_inference_data`` — ArviZ's
   rank-normalised R-hat, bulk/tail ESS, MCSE, and the divergence count.
+- ``elbo_convergence`` / ``importance_check`` / ``variational_warnings`` — whether a fitted
+  guide can be trusted: the ELBO stopped moving, PSIS k-hat, the guide's spread.
 - ``ConvergenceStop`` — a callback ending an MCMC run once R-hat and bulk ESS reach a target.
 - ``parse_init_values`` / ``check_init_values`` / ``starts_from`` — both MCMC backends'
   ``init_values``: numbers, latent sites, their shapes and supports, before compiling.
@@ -67,9 +69,19 @@ from ._option_names import SAMPLER_ALIASES, resolve_aliases
 from ._plots import PosteriorPlots, plot_posterior_predictive
 from ._predictive import NumpyroPredictiveOp
 from ._runtime import precision, warn_unused_fields
-from ._starts import init_to_value_jittered
+from ._starts import (
+    SCREEN_CANDIDATES,
+    SCREEN_SALT,
+    init_to_value_jittered,
+    screened_positions,
+)
 from ._task import NumpyroTask, check_model_keywords, require_task
 from ._trace import SAMPLE_PREFIX, STAT_KEYS, draws_by_chain
+from ._variational_health import (
+    elbo_convergence,
+    importance_check,
+    variational_warnings,
+)
 
 __all__ = [
     "PosteriorPlots",
@@ -113,10 +125,16 @@ __all__ = [
     "SAMPLER_ALIASES",
     "resolve_aliases",
     "init_to_value_jittered",
+    "screened_positions",
+    "SCREEN_CANDIDATES",
+    "SCREEN_SALT",
     "parse_init_values",
     "INIT_JITTER_OPTION",
     "check_init_values",
     "outside_support",
     "starts_from",
     "draws_by_chain",
+    "elbo_convergence",
+    "importance_check",
+    "variational_warnings",
 ]

@@ -142,6 +142,15 @@ COMMON_SPECS: tuple[OptionSpec, ...] = (
         what="a non-empty mapping of site names to starting values",
     ),
     INIT_JITTER_OPTION,
+    OptionSpec(
+        "init_strategy",
+        "choice",
+        "screened",
+        "the chains' starts of a NumPyro task on nuts / hmc: 'screened' (each chain the best "
+        "of its uniform start and 16 more by log density) or 'uniform' (NumPyro's "
+        "init_to_uniform, as before)",
+        choices=("screened", "uniform"),
+    ),
     num_data_option(),
 )
 

@@ -181,6 +181,9 @@ class BlackjaxOptions:
     init_values: dict[str, Any] | None = None
     #: sd of each chain's own Normal jitter around ``init_values`` (unconstrained space)
     init_jitter: float = 0.0
+    #: a NumPyro task's starts on nuts / hmc: "screened" (bayes.screened_positions) or
+    #: "uniform" (init_to_uniform's draw, as numpyro-mcmc's "uniform")
+    init_strategy: str = "screened"
     #: sgld / sghmc: the dataset size N scaling each minibatch (required with a stream;
     #: checked by core's ``pipekit_train.engine``)
     num_data: int | None = None

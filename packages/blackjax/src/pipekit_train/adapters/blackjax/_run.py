@@ -93,6 +93,7 @@ def _fingerprint(
             "params": options.params,
             "init_values": _init_values_json(options),
             **({"init_jitter": options.init_jitter} if options.init_jitter else {}),
+            "init_strategy": options.init_strategy,
             "x64": options.x64,
         },
     )
@@ -278,6 +279,7 @@ def _run(
         init_jitter=options.init_jitter,
         num_data=num_data,
         by_name=by_name,
+        screened=options.init_strategy == "screened",
     )
     sampler = _sampler(options, target, counts, init_key)
     record = streamed.record if streamed is not None else None

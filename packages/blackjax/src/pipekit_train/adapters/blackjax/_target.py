@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from pipekit_train.adapters.bayes import (
+    SCREEN_SALT,
     bind_data_size,
     check_init_values,
     check_task_on_args,
@@ -23,6 +24,7 @@ from pipekit_train.adapters.bayes import (
     init_to_value_jittered,
     log_density_from_model,
     minibatch_log_density_from_model,
+    screened_positions,
     starts_from,
 )
 from pipekit_train.errors import ConfigError
@@ -35,6 +37,8 @@ __all__ = ["Target", "check_target", "build_target", "POSITION_SITE", "SG_SAMPLE
 #: The site name of a raw array position in the draws and the predictive op.
 POSITION_SITE = "position"
 SG_SAMPLERS = ("sgld", "sghmc")
+#: The samplers whose NumPyro-task starts are screened by default (``init_strategy``).
+SCREENED_SAMPLERS = ("nuts", "hmc")
 
 
 @dataclass
@@ -235,11 +239,14 @@ def build_target(
     init_jitter: float = 0.0,
     num_data: int | None = None,
     by_name: bool = False,
+    screened: bool = False,
 ) -> Target:
     """The arrays and functions the sampler runs on (``check_target`` has passed).
 
     A NumPyro task's chains start from ``init_to_uniform`` draws, or at ``init_values``
-    for the sites it names (``init_to_value``, uniform for the rest). With a streamed
+    for the sites it names (``init_to_value``, uniform for the rest); on nuts / hmc with
+    ``screened`` and no ``init_values``, each chain at the best of its draw and 16 more
+    (``bayes.screened_positions``). With a streamed
     dataset ``x`` / ``y`` are its first batch and ``num_data`` its size N (the gradient's
     scale); the deterministic sites of the draws are then computed on that batch. With
     ``by_name`` the model takes no positional data, only ``extras`` as its keywords."""
@@ -299,7 +306,12 @@ def build_target(
                 if by_name
                 else (jnp.asarray(x), None if y is None else jnp.asarray(y)),
             )
-        return Target(bridge.init_position, bridge.logdensity_fn, None, bridge.postprocess_fn)
+        positions = bridge.init_position
+        if screened and not init_values and sampler in SCREENED_SAMPLERS:
+            positions, _ = screened_positions(
+                bridge.logdensity_fn, positions, jax.random.fold_in(init_key, SCREEN_SALT)
+            )
+        return Target(positions, bridge.logdensity_fn, None, bridge.postprocess_fn)
     grad_fn = None
     if sampler in SG_SAMPLERS:
         from blackjax.sgmcmc.gradients import grad_estimator

@@ -30,6 +30,9 @@ def make_init_strategy(options: McmcOptions) -> Callable[..., Any]:
     from numpyro import infer
 
     base = {
+        # Screened starts are passed to kernel.init as init_params (._screened); where the
+        # screen cannot weigh the model the kernel starts as NumPyro's default would.
+        "screened": infer.init_to_uniform,
         "uniform": infer.init_to_uniform,
         "median": infer.init_to_median,
         "mean": infer.init_to_mean,
@@ -110,21 +113,31 @@ class ChainStep:
     def num_chains(self) -> int:
         return self.task.num_chains
 
-    def init(self, seed: int) -> Any:
-        """The initial ``HMCState``; for several chains, stacked along a leading axis."""
+    def init(self, seed: int, starts: dict[str, Any] | None = None) -> Any:
+        """The initial ``HMCState``; for several chains, stacked along a leading axis.
+
+        ``starts``: unconstrained values ``{site: (num_chains, …)}`` handed to
+        ``kernel.init`` as ``init_params``, as ``MCMC.run(..., init_params=starts)`` does.
+        """
         from numpyro.infer.hmc import HMCState  # noqa: F401 - the state type, for readers
 
         key = jax.random.PRNGKey(seed)
         args = self.args
         if self.num_chains == 1:
-            state = self.kernel.init(key, self.task.num_warmup, None, args, self.kwargs)
+            one = None if starts is None else {k: v[0] for k, v in starts.items()}
+            state = self.kernel.init(key, self.task.num_warmup, one, args, self.kwargs)
         elif self.chain_method == "vectorized":
             keys = jax.random.split(key, self.num_chains)
-            state = self.kernel.init(keys, self.task.num_warmup, None, args, self.kwargs)
+            state = self.kernel.init(keys, self.task.num_warmup, starts, args, self.kwargs)
         else:  # sequential: each chain initialised alone, as MCMC.run's lax.map does
             keys = jax.random.split(key, self.num_chains)
+            per_chain = [
+                None if starts is None else {k: v[c] for k, v in starts.items()}
+                for c in range(self.num_chains)
+            ]
             states = [
-                self.kernel.init(k, self.task.num_warmup, None, args, self.kwargs) for k in keys
+                self.kernel.init(k, self.task.num_warmup, z, args, self.kwargs)
+                for k, z in zip(keys, per_chain, strict=True)
             ]
             state = jax.tree.map(lambda *a: jnp.stack(a), *states)
         self._postprocess = self.kernel.postprocess_fn(args, self.kwargs)

@@ -50,7 +50,7 @@ class McmcOptions:
     num_steps: int | None = None
     trajectory_length: float | None = None
     regularize_mass_matrix: bool = True
-    init_strategy: str = "uniform"
+    init_strategy: str = "screened"
     init_values: dict[str, Any] = field(default_factory=dict)
     #: float64 by default, as Stan and PyMC sample (False: float32, faster, less exact)
     x64: bool = True

@@ -142,6 +142,7 @@ def _run(
 
     from ._chain import ChainStep, make_kernel
     from ._program import build_sampler_program
+    from ._screened import screened_starts
 
     dtype = jnp.result_type(float)
     cast = lambda a: np.asarray(a, dtype=dtype) if a.dtype.kind == "f" else a  # noqa: E731
@@ -169,8 +170,13 @@ def _run(
     kwargs = {k: jnp.asarray(v) for k, v in kwargs_np.items()}
     jargs = tuple(jnp.asarray(a) for a in args)
     chain = ChainStep(kernel, task, jargs, options.chain_method, kwargs)
+    starts = None
+    if options.init_strategy == "screened" and options.kernel_object is None:
+        # init_values set every chain's start themselves (the rest: uniform, as before).
+        if not options.init_values:
+            starts = screened_starts(model, jargs, kwargs, loop.seed, task.num_chains)
     with starts_from(options.init_values):  # a support depending on another site's value
-        state = chain.init(loop.seed)
+        state = chain.init(loop.seed, starts)
     fp = _fingerprint(loop, task, options, state, args, kwargs_np)
 
     from pipekit_train.jax.checkpoint import checkpointer_for
@@ -231,6 +237,9 @@ def _run(
             "divergences": diag["divergences"] if diag else None,
             "ignored_fields": unused,
             "stat_names": list(STAT_NAMES),
+            # Each chain's unconstrained start where the screen chose it (None: NumPyro's own
+            # init strategy did): MCMC.run(..., init_params=starts) draws the same bits.
+            "starts": None if starts is None else {k: np.asarray(v) for k, v in starts.items()},
         },
     )
     return op, info
