@@ -1,7 +1,8 @@
 """The diagnostics name a chain that never moved (cause: a bad start; fix: init_values or
 init_strategy) and chains that each move but sit apart (a multimodal posterior), instead of
 R-hat's "run longer" (issue 25 item 3); divergences are located at the site where they
-concentrate; a low E-BFMI warns. Real ArviZ on constructed draws."""
+concentrate, and called a funnel's neck, with the non-centred form as the fix, where that
+site is a scale; a low E-BFMI warns. Real ArviZ on constructed draws."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ def test_a_chain_that_never_moved_is_called_stuck_with_the_fix() -> None:
     msgs = diagnostic_warnings(diagnostics({"a": a}))
     stuck = [m for m in msgs if "never moved" in m]
     assert stuck and "chain(s) 2" in stuck[0] and "init_values" in stuck[0], msgs
+    # The model change for a start where the density is flat (an ARMA's non-invertible MA).
+    assert "theta ~ Uniform(-1, 1)" in stuck[0], msgs
     assert not any("run longer" in m for m in msgs), msgs
 
 
@@ -47,10 +50,20 @@ def test_divergences_are_located_at_the_site_where_they_concentrate() -> None:
     msgs = diagnostic_warnings(diagnostics({"tau": tau, "mu": mu}, diverging))
     div = [m for m in msgs if "divergent" in m]
     assert div and "where tau is low" in div[0], msgs
+    # tau is a scale (every draw positive), small where it diverges: a funnel's neck, whose
+    # fix is the non-centred form, named.
+    assert "funnel" in div[0] and "LocScaleReparam" in div[0], msgs
+
+
+def test_divergences_where_an_unbounded_site_is_low_keep_the_generic_fix() -> None:
+    mu = RNG.normal(size=(2, 400))
+    msgs = diagnostic_warnings(diagnostics({"mu": mu}, mu < -1.0))
+    (div,) = [m for m in msgs if "divergent" in m]
+    assert "where mu is low" in div and "funnel" not in div and "target_accept" in div
 
 
 def test_low_e_bfmi_warns_per_chain() -> None:
     energy = np.cumsum(RNG.normal(size=(2, 500)), axis=1)  # a random walk: E-BFMI ~ 0
     diag = diagnostics({"a": RNG.normal(size=(2, 500))}, sample_stats={"energy": energy})
     msgs = diagnostic_warnings(diag)
-    assert any("E-BFMI below 0.3 for chain 0" in m for m in msgs), msgs
+    assert any("E-BFMI below 0.3 for chain 0" in m and "LocScaleReparam" in m for m in msgs)

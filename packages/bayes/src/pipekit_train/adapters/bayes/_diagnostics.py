@@ -240,10 +240,22 @@ def diagnostic_warnings(diag: Mapping[str, Any]) -> list[str]:
                 f", concentrated where {at['site']} is {side} (divergent draws' mean "
                 f"{at['mean']:.3g} against {at['overall']:.3g} over all draws)"
             )
+        fix = (
+            "raise target_accept (backend_options) or reparameterise the model there "
+            "(e.g. non-centred)"
+        )
+        if at and at.get("positive") and at["mean"] < at["overall"]:
+            # Divergences where a positive scale is small: the neck of a centred hierarchy.
+            fix = (
+                f"this is a funnel's neck ({at['site']} is a scale, the divergences sit where "
+                "it is small): write the hierarchy in the non-centred form, e.g. numpyro's "
+                f"LocScaleReparam on the sites {at['site'].split('[')[0]} scales "
+                "(handlers.reparam(model, config={'theta': LocScaleReparam(0)})); raising "
+                "target_accept only shrinks the step"
+            )
         out.append(
             f"{diag['divergences']} divergent transition(s) after warmup{where}: the "
-            "posterior may be biased; raise target_accept (backend_options) or "
-            "reparameterise the model there (e.g. non-centred)"
+            f"posterior may be biased; {fix}"
         )
     return out
 

@@ -88,13 +88,14 @@ def _separated(flat: dict[str, np.ndarray], stuck: list[int]) -> dict[str, float
 
 def _divergence_site(
     flat: dict[str, np.ndarray], diverging: np.ndarray
-) -> tuple[str, float, float] | None:
+) -> tuple[str, float, float, bool] | None:
     """The component whose divergent draws lie farthest (in sds) from all draws: its name,
-    the divergent draws' mean and every draw's mean."""
+    the divergent draws' mean, every draw's mean, and whether all its draws are positive
+    (a scale: divergences at its low end are a funnel's neck)."""
     mask = np.asarray(diverging, dtype=bool).reshape(-1)
     if not mask.any() or mask.all():
         return None
-    best: tuple[str, float, float] | None = None
+    best: tuple[str, float, float, bool] | None = None
     score = 0.5  # below half an sd the divergences are spread, not located
     for name, a in flat.items():
         v = a.reshape(-1)
@@ -103,7 +104,7 @@ def _divergence_site(
             continue
         d = abs(float(v[mask].mean()) - float(v.mean())) / sd
         if d > score:
-            score, best = d, (name, float(v[mask].mean()), float(v.mean()))
+            score, best = d, (name, float(v[mask].mean()), float(v.mean()), bool(np.all(v > 0)))
     return best
 
 
@@ -133,7 +134,12 @@ def health(
     diverging = stats.get("diverging")
     located = _divergence_site(flat, diverging) if diverging is not None else None
     if located is not None:
-        out["divergences_at"] = {"site": located[0], "mean": located[1], "overall": located[2]}
+        out["divergences_at"] = {
+            "site": located[0],
+            "mean": located[1],
+            "overall": located[2],
+            "positive": located[3],
+        }
     return out
 
 
@@ -151,7 +157,10 @@ def health_warnings(diag: Mapping[str, Any], rhat_max: float) -> tuple[list[str]
             f"chain(s) {which} never moved: the chain is stuck, most likely at a bad start "
             "(a region it cannot leave at the adapted step size), not too short. Start it "
             "elsewhere: backend_options.init_values (jittered per chain) or init_strategy "
-            "('median', 'sample'), and check the model's support"
+            "('median', 'sample'), and check the model's support. Where the density is flat "
+            "to rounding far from the posterior (an ARMA / MA term outside its invertible "
+            "region, |theta| > 1, makes the error recursion explode), bound the prior there "
+            "(theta ~ Uniform(-1, 1)) or give init_values inside it"
         )
         explained |= set(diag["sites"])
     separated = diag.get("separated") or {}
@@ -185,7 +194,9 @@ def health_warnings(diag: Mapping[str, Any], rhat_max: float) -> tuple[list[str]
             out.append(
                 f"E-BFMI below {EBFMI_MIN} for {shown}: the momentum resampling cannot reach "
                 "the energy levels the posterior needs (heavy tails or a funnel), so the "
-                "draws may be biased; reparameterise (non-centred) or use a lighter-tailed prior"
+                "draws may be biased; reparameterise a hierarchy in the non-centred form "
+                "(numpyro's LocScaleReparam: handlers.reparam(model, config={'theta': "
+                "LocScaleReparam(0)})) or use a lighter-tailed prior"
             )
     return out, explained
 
