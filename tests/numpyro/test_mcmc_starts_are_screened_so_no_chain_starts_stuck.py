@@ -23,7 +23,7 @@ from numpyro.infer import NUTS
 
 from pipekit_train import TrainingLoop
 from pipekit_train.adapters.bayes import NumpyroTask
-from pipekit_train.adapters.numpyro_mcmc._screened import screened_starts
+from pipekit_train.adapters.numpyro_mcmc._screened import DISCRETE, screened_starts
 
 ARMA = "arma-arma11"
 
@@ -62,9 +62,9 @@ def test_screened_starts_free_the_chain_numpyros_start_leaves_stuck():
 
 def test_the_starts_are_the_seeds_own():
     x, y = (jnp.asarray(a) for a in pdb.load_data(ARMA))
-    first = screened_starts(pdb.arma11, (x, y), {}, 0, 4)
-    again = screened_starts(pdb.arma11, (x, y), {}, 0, 4)
-    other = screened_starts(pdb.arma11, (x, y), {}, 1, 4)
+    first = screened_starts(pdb.arma11, (x, y), {}, 0, 4).starts
+    again = screened_starts(pdb.arma11, (x, y), {}, 0, 4).starts
+    other = screened_starts(pdb.arma11, (x, y), {}, 1, 4).starts
     assert first is not None and other is not None and again is not None
     for site in first:
         assert np.asarray(first[site]).tobytes() == np.asarray(again[site]).tobytes()
@@ -75,7 +75,7 @@ def test_a_model_with_an_improper_prior_is_screened_too():
     # posteriordb's mixture: ordered means under an ImproperUniform, which cannot be sampled;
     # the screen traces the model with init_to_uniform's values, as NumPyro's init does.
     x, y = (jnp.asarray(a) for a in pdb.load_data("low_dim_gauss_mix-low_dim_gauss_mix"))
-    starts = screened_starts(pdb.low_dim_gauss_mix, (x, y), {}, 0, 3)
+    starts = screened_starts(pdb.low_dim_gauss_mix, (x, y), {}, 0, 3).starts
     assert starts is not None and set(starts) == {"mu", "sigma", "theta"}
     assert np.shape(starts["mu"]) == (3, 2)
 
@@ -89,7 +89,7 @@ def _coin(x, y=None):
 
 def test_a_discrete_latent_site_leaves_numpyros_start():
     x = jnp.ones((5, 1))
-    assert screened_starts(_coin, (x, jnp.zeros(5)), {}, 0, 2) is None
+    assert screened_starts(_coin, (x, jnp.zeros(5)), {}, 0, 2) == (None, DISCRETE)
 
 
 @pytest.mark.parametrize("why", ["init_values", "own kernel"])
@@ -111,3 +111,15 @@ def test_the_users_own_starts_are_kept(why):
         warnings.simplefilter("ignore")
         _, info = loop.run()
     assert info["starts"] is None
+
+
+def test_a_screen_that_cannot_weigh_the_model_says_why_and_falls_back():
+    from pipekit_train.adapters.numpyro_mcmc._run import _screened
+    from pipekit_train.adapters.numpyro_mcmc._screened import Screened
+
+    with pytest.warns(UserWarning, match=r"could not weigh.*TypeError: no zeros.*init_values"):
+        assert _screened(Screened(None, "TypeError: no zeros")) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a discrete latent site is by design: no warning
+        assert _screened(Screened(None, DISCRETE)) is None
+        assert _screened(Screened({"mu": 1})) == {"mu": 1}

@@ -25,6 +25,7 @@ from pipekit_train.adapters.bayes import (
     warn_diagnostics,
     warn_unused_fields,
 )
+from pipekit_train.errors import warn_user
 from pipekit_train.fingerprint import fingerprint as core_fingerprint
 from pipekit_train.jax.compile_cache import use_compilation_cache
 from pipekit_train.jax.program import run_program
@@ -174,7 +175,7 @@ def _run(
     if options.init_strategy == "screened" and options.kernel_object is None:
         # init_values set every chain's start themselves (the rest: uniform, as before).
         if not options.init_values:
-            starts = screened_starts(model, jargs, kwargs, loop.seed, task.num_chains)
+            starts = _screened(screened_starts(model, jargs, kwargs, loop.seed, task.num_chains))
     with starts_from(options.init_values):  # a support depending on another site's value
         state = chain.init(loop.seed, starts)
     fp = _fingerprint(loop, task, options, state, args, kwargs_np)
@@ -243,3 +244,18 @@ def _run(
         },
     )
     return op, info
+
+
+def _screened(screened: Any) -> dict[str, Any] | None:
+    """The screen's starts; where it could not weigh the model for a reason other than a
+    discrete latent site (by design), a warning naming why, before anything samples."""
+    from ._screened import DISCRETE
+
+    if screened.starts is None and screened.reason not in (None, DISCRETE):
+        warn_user(
+            f"{BACKEND}: init_strategy 'screened' could not weigh this model's starts "
+            f"({screened.reason}), so every chain starts as NumPyro's init_to_uniform would, "
+            "which can leave a chain stuck in a flat tail — check the model traces with "
+            "zeros for its latent sites, or set backend_options.init_values"
+        )
+    return screened.starts

@@ -22,11 +22,23 @@ NumPyro's keeps its own flat ``vmap``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from pipekit_train.adapters.bayes import SCREEN_CANDIDATES, SCREEN_SALT
 
-__all__ = ["screened_starts"]
+__all__ = ["screened_starts", "Screened", "DISCRETE"]
+
+#: The reason a model with a discrete latent site is not screened: by design (NUTS enumerates
+#: those sites), so the run says nothing of it.
+DISCRETE = "discrete latent site"
+
+
+class Screened(NamedTuple):
+    """The screen's answer: ``starts`` (``{site: (num_chains, …)}``), or None and ``reason``,
+    why every chain starts as NumPyro's own ``init_to_uniform`` would instead."""
+
+    starts: dict[str, Any] | None
+    reason: str | None = None
 
 
 def screened_starts(
@@ -37,13 +49,14 @@ def screened_starts(
     num_chains: int,
     *,
     candidates: int = SCREEN_CANDIDATES,
-) -> dict[str, Any] | None:
-    """Unconstrained starts, ``{site: (num_chains, …)}``, or None where they cannot be drawn.
+) -> Screened:
+    """Unconstrained starts, ``{site: (num_chains, …)}``, or None and the reason where they
+    cannot be drawn.
 
     None (the chain then starts as NumPyro's own ``init_to_uniform`` would) for a model this
-    screen cannot weigh: discrete latent sites (NUTS enumerates them), or any other failure
-    to trace; also when no candidate of a chain is valid, where NumPyro's own init raises
-    its own error.
+    screen cannot weigh: discrete latent sites (NUTS enumerates them; ``DISCRETE``), or any
+    other failure to trace (the exception, named); also when no candidate of a chain is
+    valid, where NumPyro's own init raises its own error.
     """
     import jax
     import jax.numpy as jnp
@@ -64,7 +77,7 @@ def screened_starts(
             if site["type"] != "sample" or site["is_observed"]:
                 continue
             if site["fn"].support.is_discrete:
-                raise ValueError(f"discrete latent site {name!r}")
+                raise _Discrete(f"{DISCRETE} {name!r}")
             prototype[name] = biject_to(site["fn"].support).inv(site["value"])
         # init_to_uniform's draws: each unconstrained coordinate uniform in (-2, 2).
         keys = jax.random.split(key, len(prototype))
@@ -87,11 +100,19 @@ def screened_starts(
     try:
         key = jax.random.fold_in(jax.random.PRNGKey(seed), SCREEN_SALT)
         starts, found = jax.jit(screen)(key)
-    except Exception:
-        return None
-    if not bool(jnp.all(found)) or not starts:
-        return None
-    return starts
+    except _Discrete:
+        return Screened(None, DISCRETE)
+    except Exception as exc:  # noqa: BLE001 - named to the user by the caller
+        return Screened(None, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
+    if not starts:
+        return Screened(None, "the model has no latent site")
+    if not bool(jnp.all(found)):
+        return Screened(None, "no valid candidate for some chain")
+    return Screened(starts)
+
+
+class _Discrete(ValueError):
+    """A discrete latent site: not screened, by design."""
 
 
 def _zeros(site: dict[str, Any]) -> Any:
