@@ -339,9 +339,10 @@ def task_fields(name: str) -> dict[str, Any]:
     return fields
 
 
-def default_loop(name: str, backend: str, *, seed: int = 0) -> Any:
+def default_loop(name: str, backend: str, *, seed: int = 0, sampler: str | None = None) -> Any:
     """``backend`` (numpyro-mcmc or blackjax) on posterior ``name`` at its default options:
-    4 chains × (1000 warmup + 1000 draws), no ``backend_options`` at all."""
+    4 chains × (1000 warmup + 1000 draws), no ``backend_options`` but blackjax's ``sampler``
+    where one is named."""
     from pipekit_train import TrainingLoop
     from pipekit_train.adapters.bayes import NumpyroTask
 
@@ -353,6 +354,7 @@ def default_loop(name: str, backend: str, *, seed: int = 0) -> Any:
         dataset=(x, y),
         backend=backend,
         seed=seed,
+        backend_options={"sampler": sampler} if sampler else {},
         log_every_n_steps=500,
     )
 
@@ -396,20 +398,8 @@ BLACKJAX_SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
         # 10 steps mix slowly here: R-hat 1.013 at 1,000 draws, 1.009 at 2,000.
         "low_dim_gauss_mix-low_dim_gauss_mix": {"num_samples": 2000},
     },
-    "mclmc": {
-        # A fifth of BlackJAX's default energy error: MCLMC is unadjusted, and at 5e-4 the sd
-        # of sblrc's correlated betas came out 1.09-1.13 of the reference's (1.02-1.05 at 1e-4).
-        "*": {"desired_energy_var": 1e-4, "num_samples": 2000},
-        # The tuner's first stage (frac_tune1 of its steps) must bring every chain from its
-        # init_to_uniform start, ~1000 posterior sds away, into the typical set before the
-        # second stage estimates the diagonal preconditioner; with 3000 warmup (1000 stage-one
-        # steps) one chain was still in transit, got a preconditioner 1e4 too wide and a step
-        # of 0.0026 (the others ~0.2) and never mixed: R-hat 1.077.
-        "sblrc-blr": {"num_warmup": 10000},
-        # Fails still (docs/validation.md): the -0.99 correlation is beyond a diagonal
-        # preconditioner; at 1,000 warmup the tuner left sd ratios up to 8.8 (R-hat 3.2).
-        "kidiq-kidscore_interaction": {"num_warmup": 5000},
-    },
+    # mclmc has no recipe: it runs at its defaults on every posterior (default_loop; its
+    # Pathfinder start and tuning, decision 0214).
     # Tempered SMC from N(start, 1); the inner HMC's mass is the particles' variance at each
     # tempering step (the backend's default), so step sizes are in units of their spread.
     # Under vmap every chain pays every step of the max_tempering_steps budget, so the budget

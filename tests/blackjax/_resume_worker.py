@@ -4,7 +4,8 @@ Usage: python _resume_worker.py CKPT_DIR OUT_NPZ SAMPLER STEPS_PER_CALL KILL_AT 
 
 - ``nuts``: eight schools (the NumPyro model, bridged), 2 vmapped chains, 30 warmup
   (window adaptation) + 30 draws;
-- ``mclmc``: the 3-d Gaussian, 2 chains, tuning (one step) + 30 draws;
+- ``mclmc``: the 3-d Gaussian, 2 chains, the Pathfinder start and the tuning (a step each)
+  + 30 draws;
 - ``sgld``: the regression on minibatches of 16, 2 chains, 20 burn-in + 30 draws;
 - ``sgld-stream``: the same, the rows as the user's own ``grain.IterDataset`` of ``(x, y)``
   examples (shuffled and repeated by Grain) with ``backend_options.num_data`` (issue 20);

@@ -23,6 +23,7 @@ def test_one_chain_samples_with_finite_draws_and_its_statistics(sampler: str) ->
     assert op.samples["position"].shape == (30, 3)
     assert np.isfinite(op.samples["position"]).all()
     assert np.all(op.samples["position"].std(axis=0) > 0)  # the chain moves
-    # mclmc's whole tuner is one warmup step; the others take a step per warmup draw
-    assert info["final_step"] == (1 + 30 if sampler == "mclmc" else 100 + 30)
+    # mclmc's Pathfinder start and whole tuner are a step each; the others take a step per
+    # warmup draw
+    assert info["final_step"] == (2 + 30 if sampler == "mclmc" else 100 + 30)
     assert info["diagnostics"]["divergences"] == 0

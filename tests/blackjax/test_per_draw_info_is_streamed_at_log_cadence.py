@@ -65,5 +65,12 @@ def test_nuts_streams_its_transition_info(tmp_path: Path) -> None:
 
 def test_mclmc_streams_its_own_info(tmp_path: Path) -> None:
     rec, info = _run("mclmc", tmp_path)
-    assert info["phases"] == {"warmup": 1, "sampling": 20}
-    assert set(rec.seen[-1][2]) == {"energy_change", "logdensity", "step_size", "L"}
+    assert info["phases"] == {"pathfinder": 1, "warmup": 1, "sampling": 20}
+    assert set(rec.seen[-1][2]) == {
+        "energy_change",
+        "energy_error",
+        "logdensity",
+        "step_size",
+        "L",
+        "steps_per_draw",
+    }

@@ -20,7 +20,7 @@ from _bjx_helpers import compilation_cache_dir
 
 HERE = Path(__file__).parent
 WORKER = HERE / "_resume_worker.py"
-TOTAL = {"nuts": 60, "mclmc": 31, "sgld": 50, "smc": 43, "svgd": 60}
+TOTAL = {"nuts": 60, "mclmc": 32, "sgld": 50, "smc": 43, "svgd": 60}
 
 
 def _run(tmp: Path, out: str, sampler: str, k: int, kill_at: int, hook: str):
@@ -58,7 +58,7 @@ def references(tmp_path_factory):
     [
         ("nuts", 4, 25, "step"),  # in window adaptation, between checkpoints
         ("nuts", 7, 40, "checkpoint"),  # in sampling, right after a checkpoint with draws
-        ("mclmc", 3, 15, "step"),  # after the tuning step, mid-sampling
+        ("mclmc", 3, 15, "step"),  # after the start and tuning steps, mid-sampling
         ("sgld", 7, 35, "step"),  # mid-sampling, minibatch stream restored
         ("smc", 3, 10, "step"),  # resumed from step 4 or 8, among the tempering steps
         ("svgd", 7, 25, "step"),  # resumed from step 10 or 20, among the particle updates

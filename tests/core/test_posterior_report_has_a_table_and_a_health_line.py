@@ -49,6 +49,14 @@ def test_healthy_sampler_run() -> None:
     assert lines[-1].startswith("health: OK")
 
 
+def test_a_backends_own_checks_join_the_ok_line() -> None:
+    stats = {"r_hat": 1.001, "ess_bulk": 1800.0, "ess_tail": 1500.0}
+    diag = {**_mcmc(mu=_site(1.5, **stats)), "checks": ["unadjusted MCLMC's energy error 2e-4"]}
+    (line,) = [x for x in posterior_report({"diagnostics": diag}) if x.startswith("health")]
+    assert line.startswith("health: OK — no divergences")
+    assert line.endswith("every draw finite, unadjusted MCLMC's energy error 2e-4")
+
+
 def test_problems_are_listed_with_their_fix() -> None:
     diag = _mcmc(
         w=_site(list(range(25)), r_hat=[1.2] * 25, ess_bulk=[50.0] * 25, ess_tail=[40.0] * 25)

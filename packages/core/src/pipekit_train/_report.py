@@ -105,7 +105,11 @@ def _health(diag: Mapping[str, Any], info: Mapping[str, Any]) -> list[str]:
         return [_variational_health(diag, info)]
     chains = int(diag.get("num_chains", 1))
     rhat = "R-hat <= 1.01, " if chains > 1 else "one chain, so no R-hat; "
-    return [f"health: OK — no divergences, {rhat}bulk ESS >= 100 per chain and every draw finite"]
+    checks = "".join(f", {c}" for c in diag.get("checks") or [])
+    return [
+        f"health: OK — no divergences, {rhat}bulk ESS >= 100 per chain and every draw "
+        f"finite{checks}"
+    ]
 
 
 def posterior_report(info: Mapping[str, Any]) -> list[str]:

@@ -46,6 +46,8 @@ SAMPLER_PARAMS: dict[str, dict[str, Any]] = {
         "warm_start": "none",
     },
     "mclmc": {
+        "warm_start": "pathfinder",
+        "steps_per_draw": None,
         "diagonal_preconditioning": True,
         "desired_energy_var": 5e-4,
         "frac_tune1": 0.1,
@@ -146,8 +148,8 @@ COMMON_SPECS: tuple[OptionSpec, ...] = (
         "init_strategy",
         "choice",
         "screened",
-        "the chains' starts of a NumPyro task on nuts / hmc: 'screened' (each chain the best "
-        "of its uniform start and 16 more by log density) or 'uniform' (NumPyro's "
+        "the chains' starts of a NumPyro task on nuts / hmc / mclmc: 'screened' (each chain "
+        "the best of its uniform start and 16 more by log density) or 'uniform' (NumPyro's "
         "init_to_uniform, as before)",
         choices=("screened", "uniform"),
     ),

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 
 from pipekit_train.engine import Phase
 
+from ._pathfinder import pathfinder_restart
 from ._sampler import Sampler, chain_count, over_chains
 
 __all__ = ["hmc_family"]
@@ -139,14 +140,12 @@ def hmc_family(
 
 def _pathfinder_start(logdensity_fn: Any, num_chains: int, stats: Any) -> Any:
     """The ``pathfinder`` phase (one step): each chain restarts from one draw of its own
-    Pathfinder approximation (``approximate`` from the chain's start, then ``sample``)."""
+    Pathfinder approximation (``approximate`` from the chain's start, then ``sample``; the
+    start kept where the fit fails, ``pathfinder_restart``)."""
     import blackjax
-    from blackjax.vi import pathfinder as pf
 
     def restart(key: Any, state: Any) -> Any:
-        fit_key, draw_key = jax.random.split(key)
-        approx, _ = pf.approximate(fit_key, logdensity_fn, state.position)
-        position, _ = pf.sample(draw_key, approx)
+        position, _, _ = pathfinder_restart(logdensity_fn, key, state.position)
         return blackjax.mcmc.hmc.init(position, logdensity_fn)
 
     def step(carry: dict[str, Any], batch: Any, key: Any) -> tuple[Any, ...]:

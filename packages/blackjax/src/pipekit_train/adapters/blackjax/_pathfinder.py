@@ -20,7 +20,7 @@ from pipekit_train.engine import Phase
 
 from ._sampler import Sampler, chain_count, over_chains
 
-__all__ = ["pathfinder"]
+__all__ = ["pathfinder", "pathfinder_restart"]
 
 
 def pathfinder(
@@ -68,3 +68,25 @@ def pathfinder(
             "one draw per chain from it"
         ),
     )
+
+
+def pathfinder_restart(logdensity_fn: Any, key: Any, position: Any) -> tuple[Any, Any, Any]:
+    """One chain moved toward the bulk: a draw of Pathfinder's approximation fitted from
+    ``position`` (BlackJAX's defaults), the diagonal of that approximation's covariance
+    (flat, the L-BFGS inverse Hessian ``diag(alpha) + beta gamma betaᵀ``), and whether both
+    are usable (finite log density at the draw, a positive finite diagonal).
+
+    Where they are not, ``position`` comes back unchanged with a unit diagonal: a failed fit
+    never leaves a chain worse than its start. The warm start of nuts / hmc
+    (``warm_start: pathfinder``) and of mclmc, whose tuner takes the diagonal as its first
+    preconditioner.
+    """
+    from blackjax.vi import pathfinder as pf
+
+    fit_key, draw_key = jax.random.split(key)
+    approx, _ = pf.approximate(fit_key, logdensity_fn, position)
+    draw, _ = pf.sample(draw_key, approx)
+    diagonal = approx.alpha + jnp.sum((approx.beta @ approx.gamma) * approx.beta, axis=-1)
+    ok = jnp.isfinite(logdensity_fn(draw)) & jnp.all(jnp.isfinite(diagonal) & (diagonal > 0))
+    moved = jax.tree_util.tree_map(lambda new, old: jnp.where(ok, new, old), draw, position)
+    return moved, jnp.where(ok, diagonal, jnp.ones_like(diagonal)), ok

@@ -25,7 +25,8 @@ from ._sampler import Sampler
 __all__ = ["build_sampler_program", "chain_mesh"]
 
 
-#: A sampler's per-draw statistics that go into the trace, under ArviZ's names (``STAT_KEYS``).
+#: A sampler's per-draw statistics that go into the trace, under ArviZ's names (``STAT_KEYS``)
+#: where ArviZ has one.
 _TRACE_STATS = {
     "diverging": "diverging",
     "tree_depth": "tree_depth",
@@ -33,6 +34,9 @@ _TRACE_STATS = {
     "step_size": "step_size",
     "num_integration_steps": "n_steps",
     "acceptance_rate": "acceptance_rate",
+    # mclmc's mean squared energy error per step and dimension: its bias check (_mclmc), not
+    # an ArviZ statistic (STAT_KEYS leaves it out of sample_stats)
+    "energy_error": "energy_error",
 }
 
 

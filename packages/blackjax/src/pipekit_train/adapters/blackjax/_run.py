@@ -316,6 +316,8 @@ def _run(
             else None,
         )
         msgs = warn_diagnostics(diag, BACKEND)
+        if options.sampler == "mclmc" and "energy_error" in result.trace:
+            msgs = [*msgs, *_mclmc_bias(diag, msgs, result.trace["energy_error"], options)]
         op = _predictive_op(task, samples, stats, loop.seed, sites)
     if lmbda is not None and min(lmbda) < 1.0:
         msgs = [*msgs, _unfinished_tempering(lmbda, options)]
@@ -388,3 +390,18 @@ def _unfinished_tempering(lmbda: list[float], options: BlackjaxOptions) -> str:
     )
     warn_user(msg)
     return msg
+
+
+def _mclmc_bias(
+    diag: dict[str, Any], problems: list[str], energy_error: Any, options: BlackjaxOptions
+) -> list[str]:
+    """MCLMC's bias check (``_mclmc.bias_warnings``): its warnings, emitted; on a clean run
+    its summary joins the health line's OK (``diagnostics["checks"]``)."""
+    from ._mclmc import bias_warnings
+
+    extra, summary = bias_warnings(energy_error, options.params["desired_energy_var"], problems)
+    for msg in extra:
+        warn_user(f"{BACKEND}: {msg}")
+    if not extra:
+        diag["checks"] = [*diag.get("checks", []), summary]
+    return extra

@@ -38,7 +38,7 @@ __all__ = ["Target", "check_target", "build_target", "POSITION_SITE", "SG_SAMPLE
 POSITION_SITE = "position"
 SG_SAMPLERS = ("sgld", "sghmc")
 #: The samplers whose NumPyro-task starts are screened by default (``init_strategy``).
-SCREENED_SAMPLERS = ("nuts", "hmc")
+SCREENED_SAMPLERS = ("nuts", "hmc", "mclmc")
 
 
 @dataclass
