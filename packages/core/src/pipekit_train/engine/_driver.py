@@ -360,18 +360,40 @@ HISTORY_MAX = 4096
 
 
 def _record_history(history: dict[str, list[tuple[int, float]]], state: TrainerCarryState) -> None:
-    """Append each metric's mean over the window just fetched (finite values only)."""
+    """Append each metric's mean over the window just fetched (finite values only).
+
+    Array windows (every JAX backend's) take one NumPy reduction per metric at each host
+    event, the window stacked as steps × chains, not a Python loop over its steps; plain
+    numbers, or steps that differ in shape, go through ``scalar`` per step. NumPy is imported
+    only for array windows: core itself does not depend on it.
+    """
     for name, values in state.window.items():
-        try:
-            means = [scalar(v) for v in values]
-        except (TypeError, ValueError):  # not a number per step
+        if not values:
             continue
-        finite = [m for m in means if math.isfinite(m)]
-        if finite:
+        try:
+            if hasattr(values[0], "__array__"):
+                import numpy as np
+
+                stacked = np.asarray(values, dtype=float)
+                finite = stacked[np.isfinite(stacked)]
+                mean = float(finite.mean()) if finite.size else None
+            else:
+                mean = _finite_mean([scalar(v) for v in values])
+        except (TypeError, ValueError):  # ragged steps, or not a number per step
+            try:
+                mean = _finite_mean([scalar(v) for v in values])
+            except (TypeError, ValueError):
+                continue
+        if mean is not None:
             entries = history.setdefault(name, [])
-            entries.append((state.step, math.fsum(finite) / len(finite)))
+            entries.append((state.step, mean))
             if len(entries) > HISTORY_MAX:
                 entries[:] = _halved(entries)
+
+
+def _finite_mean(values: list[float]) -> float | None:
+    finite = [v for v in values if math.isfinite(v)]
+    return math.fsum(finite) / len(finite) if finite else None
 
 
 def _halved(entries: list[tuple[int, float]]) -> list[tuple[int, float]]:
