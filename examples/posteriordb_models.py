@@ -1,10 +1,12 @@
-"""Ten posteriordb posteriors written as NumPyro models ``model(x, y=None)``.
+"""Twenty-four posteriordb posteriors written as NumPyro models ``model(x, y=None)``.
 
 Each model follows the ``model.md`` of its folder: the first seven under ``posteriordb/`` (the
-reference posteriors shipped next to this repository; see its README), the three of
+reference posteriors shipped next to this repository; see its README), the seventeen of
 :data:`DEFAULTS` under ``examples/posteriordb/`` in this repository (same folder format, same
 source commit; see its README). The data files are turned into the ``(x, y)`` convention of
-pipekit-train:
+pipekit-train; for the fourteen of :data:`MORE`, every covariate transform the posteriordb
+model makes in its transformed data (logs, centring, standardisation with the sample sd,
+dummies) is made by :func:`load_data`, so ``x`` holds the model's own covariates:
 
 | posterior | x | y |
 |---|---|---|
@@ -18,13 +20,37 @@ pipekit-train:
 | arma-arma11 | the previous observation, x[t] = y[t-1] (x[0] unused) | y |
 | hmm_example-hmm_example | a column of ones (N, 1): no covariates | y |
 | kilpisjarvi_mod-kilpisjarvi | year (N,) | summer temperature (N,) |
+| earnings-earn_height | height in inches (N, 1) | earn (dollars) |
+| earnings-logearn_interaction | (height, male) (N, 2) | log(earn) |
+| earnings-logearn_interaction_z | (z_height, male) (N, 2), z = (height - mean) / sd | log(earn) |
+| earnings-logearn_logheight_male | (log(height), male) (N, 2) | log(earn) |
+| kidiq-kidscore_momhsiq | (mom_hs, mom_iq) (N, 2) | kid_score |
+| kidiq-kidscore_momiq | mom_iq (N, 1) | kid_score |
+| kidiq_with_mom_work-kidscore_mom_work | (mom_work == 2, == 3, == 4) (N, 3) | kid_score |
+| kidiq_with_mom_work-kidscore_interaction_z | (mom_hs, mom_iq) centred, / 2 sd (N, 2) | kid_score |
+| mesquite-mesquite | (diam1, diam2, canopy_height, total_height, density, group) (N, 6) | weight |
+| mesquite-logmesquite | log of mesquite's first five columns, then group (N, 6) | log(weight) |
+| mesquite-logmesquite_logvash | log(vol, area, shape, total_height), group (N, 5) | log(weight) |
+| nes1980-nes | (ideo, race, age 30-44 / 45-64 / 65+, educ, gender, income) (N, 8) | partyid7 |
+| sblri-blr | X (N, D) | y |
+| gp_pois_regr-gp_regr | x (N,) | y (N,): one joint Gaussian draw |
+
+sd is the sample sd (ddof = 1), as Stan's ``sd``. logmesquite_logvash's canopy volume is
+diam1 * diam2 * canopy_height, its area diam1 * diam2 and its shape diam1 / diam2; nes's age
+columns are indicators of age_discrete = 2, 3, 4 (18-29 the baseline), the other columns the
+data file's values.
+
+The fourteen's regressions are four functions: :func:`regression` (flat priors, ``beta[0]``
+the intercept and ``beta[1:]`` the coefficients of x's columns), :func:`regression_cauchy` (the
+same with sigma ~ HalfCauchy(2.5)), :func:`interaction` (flat priors, two covariates and their
+product), and sblri's is :func:`sblrc` (posteriordb's ``blr`` model, shared with sblrc-blr).
 
 kilpisjarvi's prior means and sds are data in Stan; here they are the task's static
 ``model_kwargs`` (:data:`MODEL_KWARGS`). The ARMA and the HMM declare ``ordered=True``
 (:data:`ORDERED`): their likelihood depends on the order of the rows.
 
 The models that a minibatch SVI run may subsample (arK, sblrc, kidiq, the
-mixture) take ``N=None`` and wrap their likelihood in
+mixture, the fourteen's regressions) take ``N=None`` and wrap their likelihood in
 ``numpyro.plate("data", N, subsample_size=x.shape[0])``; bind ``N`` with
 ``functools.partial`` for minibatches.
 
@@ -240,6 +266,50 @@ def kilpisjarvi(
         numpyro.sample("obs", dist.Normal(alpha + beta * x, sigma), obs=y)
 
 
+def regression(x: Any, y: Any = None, N: int | None = None) -> None:
+    """y ~ Normal(beta[0] + x @ beta[1:], sigma), flat priors on beta and on sigma > 0 (the
+    posteriordb models without a prior statement)."""
+    beta = numpyro.sample("beta", dist.ImproperUniform(constraints.real, (), (x.shape[1] + 1,)))
+    sigma = numpyro.sample("sigma", dist.ImproperUniform(constraints.positive, (), ()))
+    with _data_plate(N, x):
+        numpyro.sample("obs", dist.Normal(beta[0] + x @ beta[1:], sigma), obs=y)
+
+
+def regression_cauchy(x: Any, y: Any = None, N: int | None = None) -> None:
+    """y ~ Normal(beta[0] + x @ beta[1:], sigma), flat prior on beta, sigma ~ HalfCauchy(2.5)."""
+    beta = numpyro.sample("beta", dist.ImproperUniform(constraints.real, (), (x.shape[1] + 1,)))
+    sigma = numpyro.sample("sigma", dist.HalfCauchy(2.5))
+    with _data_plate(N, x):
+        numpyro.sample("obs", dist.Normal(beta[0] + x @ beta[1:], sigma), obs=y)
+
+
+def interaction(x: Any, y: Any = None, N: int | None = None) -> None:
+    """y ~ Normal(b1 + b2 u + b3 v + b4 u v, sigma) for x = (u, v), flat priors on beta and
+    on sigma > 0."""
+    beta = numpyro.sample("beta", dist.ImproperUniform(constraints.real, (), (4,)))
+    sigma = numpyro.sample("sigma", dist.ImproperUniform(constraints.positive, (), ()))
+    u, v = x[:, 0], x[:, 1]
+    mean = beta[0] + beta[1] * u + beta[2] * v + beta[3] * u * v
+    with _data_plate(N, x):
+        numpyro.sample("obs", dist.Normal(mean, sigma), obs=y)
+
+
+def gp_regr(x: Any, y: Any = None) -> None:
+    """Gaussian-process regression marginalised over the latent function: y ~ MVN(0, K + sigma
+    I), K the squared-exponential kernel (magnitude alpha, length-scale rho). sigma is added
+    to the diagonal as it is (a variance in effect, not squared), as in posteriordb's model.
+    rho ~ Gamma(25, 4), alpha ~ HalfNormal(2), sigma ~ HalfNormal(1). The N observations are
+    one joint draw, so there is no data plate: ``y=None`` draws one vector."""
+    rho = numpyro.sample("rho", dist.Gamma(25.0, 4.0))
+    alpha = numpyro.sample("alpha", dist.HalfNormal(2.0))
+    sigma = numpyro.sample("sigma", dist.HalfNormal(1.0))
+    n = x.shape[0]
+    d2 = (x[:, None] - x[None, :]) ** 2
+    cov = alpha**2 * jnp.exp(-0.5 * d2 / rho**2) + sigma * jnp.eye(n)
+    L = jnp.linalg.cholesky(cov)
+    numpyro.sample("obs", dist.MultivariateNormal(jnp.zeros(n), scale_tril=L), obs=y)
+
+
 MODELS: dict[str, Any] = {
     "eight_schools-eight_schools_noncentered": eight_schools,
     "arK-arK": arK,
@@ -251,12 +321,44 @@ MODELS: dict[str, Any] = {
     "arma-arma11": arma11,
     "hmm_example-hmm_example": hmm_example,
     "kilpisjarvi_mod-kilpisjarvi": kilpisjarvi,
+    "earnings-earn_height": regression,
+    "earnings-logearn_interaction": interaction,
+    "earnings-logearn_interaction_z": interaction,
+    "earnings-logearn_logheight_male": regression,
+    "kidiq-kidscore_momhsiq": regression_cauchy,
+    "kidiq-kidscore_momiq": regression_cauchy,
+    "kidiq_with_mom_work-kidscore_mom_work": regression,
+    "kidiq_with_mom_work-kidscore_interaction_z": interaction,
+    "mesquite-mesquite": regression,
+    "mesquite-logmesquite": regression,
+    "mesquite-logmesquite_logvash": regression,
+    "nes1980-nes": regression,
+    "sblri-blr": sblrc,
+    "gp_pois_regr-gp_regr": gp_regr,
 }
 
+#: The fourteen posteriors added for issue 33 (``examples/posteriordb/``, the second table
+#: above): regressions on raw and transformed scales, a one-way ANOVA and a marginal GP.
+MORE = (
+    "earnings-earn_height",
+    "earnings-logearn_interaction",
+    "earnings-logearn_interaction_z",
+    "earnings-logearn_logheight_male",
+    "kidiq-kidscore_momhsiq",
+    "kidiq-kidscore_momiq",
+    "kidiq_with_mom_work-kidscore_mom_work",
+    "kidiq_with_mom_work-kidscore_interaction_z",
+    "mesquite-mesquite",
+    "mesquite-logmesquite",
+    "mesquite-logmesquite_logvash",
+    "nes1980-nes",
+    "sblri-blr",
+    "gp_pois_regr-gp_regr",
+)
 #: Posteriors validated at every backend's default options (no entry in :data:`SETTINGS`):
-#: an ARMA and an HMM (order-dependent likelihoods) and a regression whose raw-year covariate
-#: saturates NUTS's tree depth under a diagonal mass matrix (issue 25).
-DEFAULTS = ("arma-arma11", "hmm_example-hmm_example", "kilpisjarvi_mod-kilpisjarvi")
+#: an ARMA and an HMM (order-dependent likelihoods), a regression whose raw-year covariate
+#: saturates NUTS's tree depth under a diagonal mass matrix (issue 25), and :data:`MORE`.
+DEFAULTS = ("arma-arma11", "hmm_example-hmm_example", "kilpisjarvi_mod-kilpisjarvi", *MORE)
 #: Posteriors whose likelihood depends on the order of the rows (``NumpyroTask.ordered``).
 ORDERED = frozenset({"arK-arK", "garch-garch11", "arma-arma11", "hmm_example-hmm_example"})
 #: Static hyper-parameters from the data file (``NumpyroTask.model_kwargs``).
@@ -299,7 +401,9 @@ def load_data(name: str) -> tuple[np.ndarray, np.ndarray]:
         y, K = np.asarray(d["y"], f), int(d["K"])
         lags = np.stack([y[K - k : len(y) - k] for k in range(1, K + 1)], axis=1)
         return lags, y[K:]
-    if name.startswith("kidiq"):
+    if name in MORE:
+        return _load_more(name, d)
+    if name == "kidiq-kidscore_interaction":
         x = np.stack([np.asarray(d["mom_hs"], f), np.asarray(d["mom_iq"], f)], axis=1)
         return x, np.asarray(d["kid_score"], f)
     if name == "sblrc-blr":
@@ -320,6 +424,63 @@ def load_data(name: str) -> tuple[np.ndarray, np.ndarray]:
         return np.ones((len(y), 1), f), y
     if name == "kilpisjarvi_mod-kilpisjarvi":
         return np.asarray(d["x"], f), np.asarray(d["y"], f)
+    raise KeyError(name)
+
+
+def _z(v: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """(v - mean) / (scale * sd), sd the sample sd (ddof = 1) as Stan's ``sd``."""
+    return (v - v.mean()) / (scale * v.std(ddof=1))
+
+
+def _load_more(name: str, d: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """``(x, y)`` of one of :data:`MORE` from its data file ``d``: every covariate transform
+    of the posteriordb model's transformed data (logs, standardisation, dummies) is made here,
+    so the models hold none."""
+    f = np.float64
+
+    def col(key: str) -> np.ndarray:
+        return np.asarray(d[key], f)
+
+    if name.startswith("earnings-"):
+        height, male, earn = col("height"), col("male"), col("earn")
+        if name == "earnings-earn_height":
+            return height[:, None], earn
+        first = {
+            "earnings-logearn_interaction": height,
+            "earnings-logearn_interaction_z": _z(height),
+            "earnings-logearn_logheight_male": np.log(height),
+        }[name]
+        return np.stack([first, male], axis=1), np.log(earn)
+    if name.startswith("kidiq-"):
+        hs, iq = col("mom_hs"), col("mom_iq")
+        x = np.stack([hs, iq], axis=1) if name == "kidiq-kidscore_momhsiq" else iq[:, None]
+        return x, col("kid_score")
+    if name == "kidiq_with_mom_work-kidscore_mom_work":
+        work = np.asarray(d["mom_work"])
+        return np.stack([(work == k).astype(f) for k in (2, 3, 4)], axis=1), col("kid_score")
+    if name == "kidiq_with_mom_work-kidscore_interaction_z":
+        x = np.stack([_z(col("mom_hs"), 2.0), _z(col("mom_iq"), 2.0)], axis=1)
+        return x, col("kid_score")
+    if name.startswith("mesquite-"):
+        d1, d2, ch = col("diam1"), col("diam2"), col("canopy_height")
+        th, dens, group, weight = col("total_height"), col("density"), col("group"), col("weight")
+        if name == "mesquite-mesquite":
+            return np.stack([d1, d2, ch, th, dens, group], axis=1), weight
+        if name == "mesquite-logmesquite":
+            logs = [np.log(v) for v in (d1, d2, ch, th, dens)]
+            return np.stack([*logs, group], axis=1), np.log(weight)
+        cols = [np.log(d1 * d2 * ch), np.log(d1 * d2), np.log(d1 / d2), np.log(th), group]
+        return np.stack(cols, axis=1), np.log(weight)
+    if name == "nes1980-nes":
+        age = np.asarray(d["age_discrete"])
+        cols = [col("real_ideo"), col("race_adj")]
+        cols += [(age == k).astype(f) for k in (2, 3, 4)]
+        cols += [col("educ1"), col("gender"), col("income")]
+        return np.stack(cols, axis=1), col("partyid7")
+    if name == "sblri-blr":
+        return np.asarray(d["X"], f), col("y")
+    if name == "gp_pois_regr-gp_regr":
+        return col("x"), col("y")
     raise KeyError(name)
 
 

@@ -1,8 +1,9 @@
-"""The three posteriordb models that ``nox -s validate`` runs at default options (arma11,
-hmm_example, kilpisjarvi; data in ``examples/posteriordb/``, so this runs without the shared
-copy) are the posteriors their reference draws come from: the score of the log density, in
-unconstrained coordinates, averages to zero over the draws (the README's score identity; a
-wrong prior, a missing Jacobian or a misread recursion shows as |z| > 4)."""
+"""The seventeen posteriordb models that ``nox -s validate`` runs at default options
+(arma11, hmm_example, kilpisjarvi and the fourteen of ``MORE``; data in
+``examples/posteriordb/``, so this runs without the shared copy) are the posteriors their
+reference draws come from: the score of the log density, in unconstrained coordinates,
+averages to zero over the draws (the README's score identity; a wrong prior, a missing
+Jacobian or a misread recursion shows as |z| > 4)."""
 
 from __future__ import annotations
 
