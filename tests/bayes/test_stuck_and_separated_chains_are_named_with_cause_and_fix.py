@@ -1,4 +1,5 @@
-"""The diagnostics name a chain that never moved (cause: a bad start; fix: init_values or
+"""The diagnostics name a chain that never moved, or that warmup left with a collapsed step
+size (cause measured: its step size and log density against the other chains'; fix: init_values or
 init_strategy) and chains that each move but sit apart (a multimodal posterior), instead of
 R-hat's "run longer" (issue 25 item 3); divergences are located at the site where they
 concentrate, and called a funnel's neck, with the non-centred form as the fix, where that
@@ -67,3 +68,36 @@ def test_low_e_bfmi_warns_per_chain() -> None:
     diag = diagnostics({"a": RNG.normal(size=(2, 500))}, sample_stats={"energy": energy})
     msgs = diagnostic_warnings(diag)
     assert any("E-BFMI below 0.3 for chain 0" in m and "LocScaleReparam" in m for m in msgs)
+
+
+def test_a_chain_warmup_left_with_a_collapsed_step_is_named_stuck_with_what_was_measured():
+    # Chain 1 moves a hair each draw (so the move count alone would pass it), but warmup left
+    # its step size a billionth of the others' and its log density far below theirs: it was
+    # still stuck at the end of warmup, which the health line says with the figures.
+    a = RNG.normal(size=(4, 500))
+    a[1] = 5.0 + 1e-9 * RNG.normal(size=500)
+    step = np.repeat(np.array([[0.3], [3e-10], [0.5], [0.7]]), 500, axis=1)
+    lp = RNG.normal(-10.0, 1.0, size=(4, 500))
+    lp[1] = -4.0e5
+    depth = np.full((4, 500), 3)
+    depth[1] = 10  # the stuck chain saturates the tree: that is its figure, not the others'
+    diag = diagnostics(
+        {"a": a},
+        sample_stats={"step_size": step, "lp": lp, "tree_depth": depth},
+        max_tree_depth=10,
+    )
+    assert diag["stuck_chains"] == [1]
+    assert diag["warmup_end"]["step_size"] == [0.3, 3e-10, 0.5, 0.7]
+    assert diag["tree_depth_saturated"] == 0
+    msgs = diagnostic_warnings(diag)
+    (stuck,) = [m for m in msgs if "never moved" in m]
+    assert "chain(s) 1" in stuck and "end of warmup" in stuck, stuck
+    assert "step size at 3e-10 against 0.3 to 0.7" in stuck, stuck
+    assert "log density at -400000" in stuck and "shrank the step" in stuck, stuck
+    assert not any("maximum tree depth" in m or "run longer" in m for m in msgs), msgs
+
+
+def test_chains_with_like_step_sizes_are_not_called_stuck():
+    step = np.repeat(np.array([[0.3], [0.05], [0.5]]), 200, axis=1)  # a 10x spread is normal
+    diag = diagnostics({"a": RNG.normal(size=(3, 200))}, sample_stats={"step_size": step})
+    assert diag["stuck_chains"] == [] and diagnostic_warnings(diag) == []

@@ -49,6 +49,10 @@ def test_screened_starts_free_the_chain_numpyros_start_leaves_stuck():
     _, info, caught = _arma(init_strategy="uniform")
     assert info["starts"] is None
     assert any("chain(s) 3" in c and "never moved" in c for c in caught), caught
+    # Named with its cause, measured at the end of warmup: a collapsed step far from the bulk.
+    (stuck,) = [c for c in caught if "never moved" in c]
+    assert "end of warmup" in stuck and "shrank the step" in stuck, stuck
+    assert info["diagnostics"]["warmup_end"]["step_size"][3] < 1e-6, info["diagnostics"]
 
     op, info, caught = _arma()
     assert not any("never moved" in c for c in caught), caught

@@ -9,8 +9,13 @@ with the likely cause and the fix in its message:
   PyMC's threshold 0.3):
   the momentum resampling cannot explore the energy levels (heavy tails, funnels);
 - stuck chains: a chain whose draws changed in under ``STUCK_MOVE_FRACTION`` of its
-  steps (a bad start; fix: another start), and separated chains: chains that each
-  move but sit far apart (a multimodal posterior or starts in different modes);
+  steps, or whose adapted step size warmup shrank below ``STEP_COLLAPSE`` of the other
+  chains' (it was still stuck at the end of warmup: each step it takes is too small to
+  leave), named with what the statistics measured (its step size and log density against
+  the other chains') and the fix (another start, a bounded prior); and separated chains:
+  chains that each move but sit far apart (a multimodal posterior or starts in different
+  modes). The tree-depth and E-BFMI checks leave the stuck chains out (their figures are
+  the stuck chain's, already named);
 - where the divergences are: the site whose divergent draws lie farthest from the rest.
 """
 
@@ -29,6 +34,7 @@ __all__ = [
     "EBFMI_MIN",
     "TREE_DEPTH_SHARE_MAX",
     "STUCK_MOVE_FRACTION",
+    "STEP_COLLAPSE",
     "SEPARATION_MIN",
 ]
 
@@ -39,6 +45,11 @@ EBFMI_MIN = 0.3
 TREE_DEPTH_SHARE_MAX = 0.01
 #: A chain whose draws changed in fewer than this share of its steps is stuck.
 STUCK_MOVE_FRACTION = 0.05
+#: A chain whose adapted step size (the sampling phase's, fixed by warmup) is below this
+#: share of the other chains' median was left stuck by warmup (measured: the ARMA(1,1) chain
+#: NumPyro's uniform start leaves in its non-invertible region adapts 1.9e-16 against the
+#: others' 0.28-0.71).
+STEP_COLLAPSE = 1e-3
 #: Chains are separated on a site when two chains' means differ by more than this many
 #: within-chain sds (and R-hat is above its threshold).
 SEPARATION_MIN = 4.0
@@ -108,6 +119,30 @@ def _divergence_site(
     return best
 
 
+def _warmup_end(stats: Mapping[str, np.ndarray], moves: np.ndarray) -> dict[str, Any]:
+    """Where warmup left each chain: its adapted step size (the first draw's; warmup fixes it)
+    and its median log density, and the chains stuck at the end of warmup, by index: those
+    that never moved, and those whose step size collapsed below ``STEP_COLLAPSE`` of the other
+    chains' median (each step too small to leave where they started)."""
+    chains = len(moves)
+    stuck = {int(c) for c in np.flatnonzero(moves < STUCK_MOVE_FRACTION)}
+    out: dict[str, Any] = {}
+    step = stats.get("step_size")
+    if step is not None and step.ndim == 2 and step.shape[0] == chains and step.shape[1]:
+        first = np.asarray(step[:, 0], dtype=float)
+        out["step_size"] = [float(f"{v:.3g}") for v in first]
+        for c in range(chains):
+            others = np.delete(first, c)
+            if others.size and np.all(np.isfinite(others)):
+                if not first[c] >= STEP_COLLAPSE * float(np.median(others)):
+                    stuck.add(c)
+    lp = stats.get("lp")
+    if lp is not None and lp.ndim == 2 and lp.shape[0] == chains and lp.shape[1]:
+        out["lp"] = [float(f"{v:.6g}") for v in np.median(np.asarray(lp, dtype=float), axis=1)]
+    out["stuck"] = sorted(stuck)
+    return out
+
+
 def health(
     samples: Mapping[str, Any],
     sample_stats: Mapping[str, Any] | None,
@@ -118,19 +153,22 @@ def health(
     stats = {k: np.asarray(v) for k, v in (sample_stats or {}).items()}
     flat = _flat_sites(samples)
     moves = _moves(flat) if flat else np.ones(0)
-    stuck = [int(c) for c in np.flatnonzero(moves < STUCK_MOVE_FRACTION)]
+    warmup = _warmup_end(stats, moves)
+    stuck = warmup.pop("stuck")
     out: dict[str, Any] = {
         "chain_move_fraction": [round(float(m), 4) for m in moves],
         "stuck_chains": stuck,
+        "warmup_end": warmup,
         "separated": {k: round(v, 2) for k, v in _separated(flat, stuck).items()},
     }
+    moving = [c for c in range(len(moves)) if c not in stuck]
     depth = stats.get("tree_depth")
     if depth is not None and max_tree_depth is not None:
         out["max_tree_depth"] = int(max_tree_depth)
-        out["tree_depth_saturated"] = int(np.sum(depth >= max_tree_depth))
+        out["tree_depth_saturated"] = int(np.sum(np.asarray(depth)[moving] >= max_tree_depth))
     energy = stats.get("energy")
     if energy is not None and energy.ndim == 2 and energy.shape[1] > 2:
-        out["e_bfmi"] = [float(b) for b in bfmi(energy)]
+        out["e_bfmi"] = [float(b) if c in moving else None for c, b in enumerate(bfmi(energy))]
     diverging = stats.get("diverging")
     located = _divergence_site(flat, diverging) if diverging is not None else None
     if located is not None:
@@ -151,16 +189,16 @@ def health_warnings(diag: Mapping[str, Any], rhat_max: float) -> tuple[list[str]
     chains, draws = diag["num_chains"], diag["num_draws"]
     stuck = diag.get("stuck_chains") or []
     if stuck:
-        moved = diag["chain_move_fraction"]
-        which = ", ".join(f"{c} (moved in {moved[c]:.0%} of its draws)" for c in stuck)
+        which = ", ".join(str(c) for c in stuck)
         out.append(
-            f"chain(s) {which} never moved: the chain is stuck, most likely at a bad start "
-            "(a region it cannot leave at the adapted step size), not too short. Start it "
-            "elsewhere: backend_options.init_values (jittered per chain) or init_strategy "
-            "('median', 'sample'), and check the model's support. Where the density is flat "
-            "to rounding far from the posterior (an ARMA / MA term outside its invertible "
-            "region, |theta| > 1, makes the error recursion explode), bound the prior there "
-            "(theta ~ Uniform(-1, 1)) or give init_values inside it"
+            f"chain(s) {which} never moved, still stuck at the end of warmup. "
+            f"{_stuck_cause(diag, stuck)}. Their draws are not the posterior's and no "
+            "number of draws fixes it. Start them elsewhere: backend_options.init_values "
+            "(jittered per chain) or init_strategy ('screened', 'median'), and check the "
+            "model's support. Where the density is flat to rounding far from the posterior "
+            "(an ARMA / MA term outside its invertible region, |theta| > 1, makes the error "
+            "recursion explode), bound the prior there (theta ~ Uniform(-1, 1)) or give "
+            "init_values inside it"
         )
         explained |= set(diag["sites"])
     separated = diag.get("separated") or {}
@@ -177,10 +215,11 @@ def health_warnings(diag: Mapping[str, Any], rhat_max: float) -> tuple[list[str]
             )
             explained |= {_site_of(n) for n in bad}
     saturated = diag.get("tree_depth_saturated")
-    if saturated and saturated > TREE_DEPTH_SHARE_MAX * chains * draws:
-        share = saturated / (chains * draws)
+    counted = (chains - len(stuck)) * draws  # the stuck chains' draws are left out
+    if saturated and saturated > TREE_DEPTH_SHARE_MAX * counted:
+        share = saturated / counted
         out.append(
-            f"{saturated} of {chains * draws} draws ({share:.0%}) reached the maximum tree "
+            f"{saturated} of {counted} draws ({share:.0%}) reached the maximum tree "
             f"depth {diag['max_tree_depth']}: NUTS cut those trajectories short, so the "
             "chains explore slowly (an efficiency, not a validity, concern). Raise "
             "backend_options.max_tree_depth, or reparameterise / use dense_mass for a badly "
@@ -188,7 +227,7 @@ def health_warnings(diag: Mapping[str, Any], rhat_max: float) -> tuple[list[str]
         )
     bfmi = diag.get("e_bfmi")
     if bfmi:
-        low = [(c, b) for c, b in enumerate(bfmi) if b < EBFMI_MIN]
+        low = [(c, b) for c, b in enumerate(bfmi) if b is not None and b < EBFMI_MIN]
         if low:
             shown = ", ".join(f"chain {c} ({b:.2f})" for c, b in low)
             out.append(
@@ -199,6 +238,44 @@ def health_warnings(diag: Mapping[str, Any], rhat_max: float) -> tuple[list[str]
                 "LocScaleReparam(0)})) or use a lighter-tailed prior"
             )
     return out, explained
+
+
+def _stuck_cause(diag: Mapping[str, Any], stuck: list[int]) -> str:
+    """What the statistics measured about the stuck chains: how little each moved, the step
+    size warmup left it and its log density, against the other chains'."""
+    moved = diag.get("chain_move_fraction") or []
+    end = diag.get("warmup_end") or {}
+    step, lp = end.get("step_size"), end.get("lp")
+    others = [c for c in range(len(moved)) if c not in stuck]
+    parts = []
+    for c in stuck:
+        said = [f"Chain {c} moved in {moved[c]:.0%} of its draws"] if c < len(moved) else []
+        if step and others:
+            said.append(
+                f"warmup left its step size at {step[c]:.3g} against "
+                f"{_span([step[o] for o in others])} for the other chains"
+            )
+        if lp and others:
+            said.append(f"its log density at {lp[c]:.6g} against {_span([lp[o] for o in others])}")
+        parts.append("; ".join(said))
+    cause = "; ".join(parts)
+    collapsed = bool(step and others) and any(
+        step[c] < STEP_COLLAPSE * float(np.median([step[o] for o in others])) for c in stuck
+    )
+    if collapsed:
+        cause += (
+            ": warmup shrank the step to stay where the chain started, a region it cannot "
+            "leave at any step size (a bad start, not too short a run)"
+        )
+    else:
+        cause += ": most likely a bad start (a region it cannot leave at the adapted step size)"
+    return cause
+
+
+def _span(values: list[float]) -> str:
+    """``"0.28"`` or ``"0.28 to 0.71"``."""
+    lo, hi = min(values), max(values)
+    return f"{lo:.3g}" if lo == hi else f"{lo:.3g} to {hi:.3g}"
 
 
 def _site_of(component: str) -> str:
