@@ -106,3 +106,20 @@ def test_a_drift_below_a_thousandth_of_the_loss_is_not_moving():
 def test_fewer_than_four_windows_are_not_judged():
     assert elbo_convergence(_history([3.0, 2.0, 1.0])) == {"checked": False, "windows": 3}
     assert elbo_convergence(_history([np.nan] * 10))["checked"] is False
+
+
+def test_a_guide_that_stopped_short_is_told_where_and_a_full_rank_one_is_not_told_to_be_richer():
+    # The guide: N(0, 1) on "b" and on "c"; the target: N(3, 1) on "b" (a fit that stopped three
+    # sds short, as a badly scaled intercept does), N(0, 1) on "c".
+    z = _RNG.normal(size=(4000, 2))
+    lw = _normal_logpdf(z[:, 0] - 3.0, 1.0) - _normal_logpdf(z[:, 0], 1.0)
+    out = importance_check(lw, {"b": z[:, 0], "c": z[:, 1]})
+    assert out["khat"] > vh.KHAT_MAX and list(out["shifted"]) == ["b"]
+    assert out["shifted"]["b"] > 2.0
+    (msg,) = variational_warnings({"importance": out, "guide": "AutoNormal"})
+    assert "move the means of b by" in msg and "stopped short" in msg, msg
+    assert "init_to_value" in msg and "AutoMultivariateNormal" in msg, msg
+    # The same finding for a full-rank guide: its fix is not the guide it already is.
+    (msg,) = variational_warnings({"importance": out, "guide": "AutoMultivariateNormal"})
+    assert "use a richer guide" not in msg and "numpyro-mcmc" in msg, msg
+    assert "cannot do better than AutoMultivariateNormal" in msg, msg

@@ -44,6 +44,13 @@ __all__ = [
 KHAT_MAX = 0.7
 #: A component whose guide sd is below this share of its importance-weighted sd collapsed.
 SD_RATIO_MIN = 0.5
+#: With k-hat above ``KHAT_MAX``: a component whose importance-weighted mean lies more than
+#: this many guide sds from the guide's mean shows where the guide stopped short of the
+#: posterior (a start far from it on a badly scaled parameter; the weighted mean is only a
+#: pointer there, not an estimate).
+SHIFT_MIN = 1.0
+#: The guides a "richer guide" cannot improve on among the autoguides' Gaussians.
+FULL_RANK = ("AutoMultivariateNormal", "AutoLaplaceApproximation")
 #: The last tenth's loss lower than the tenth before by more than this share of its size
 #: (and by three standard errors): the ELBO is still moving.
 ELBO_REL_TOL = 1e-3
@@ -108,6 +115,7 @@ def importance_check(log_weights: Any, draws: Mapping[str, Any]) -> dict[str, An
     w = np.exp(np.asarray(smoothed) - np.max(smoothed))
     w = w / w.sum()
     narrow: dict[str, float] = {}
+    shifted: dict[str, float] = {}
     # Every scalar component, named as the health checks name them (``site[i]``).
     components = _flat_sites({k: np.asarray(v)[None] for k, v in draws.items()})
     for name, chain in components.items():
@@ -117,7 +125,11 @@ def importance_check(log_weights: Any, draws: Mapping[str, Any]) -> dict[str, An
         sd_q = float(z.std())
         if sd_w > 0 and math.isfinite(sd_w) and sd_q / sd_w < SD_RATIO_MIN:
             narrow[name] = sd_q / sd_w
+        shift = abs(mean_w - float(z.mean())) / sd_q if sd_q > 0 else 0.0
+        if math.isfinite(shift) and shift > SHIFT_MIN:
+            shifted[name] = shift
     out["narrow"] = dict(sorted(narrow.items(), key=lambda kv: kv[1])[:20])
+    out["shifted"] = dict(sorted(shifted.items(), key=lambda kv: -kv[1])[:20])
     return out
 
 
@@ -147,10 +159,7 @@ def variational_warnings(health: Mapping[str, Any]) -> list[str]:
         out.append(
             f"Pareto k-hat of the guide's importance weights is {shown} > {KHAT_MAX}{where} "
             f"(PSIS, {imp.get('num_draws')} draws): the guide misses the posterior, so its "
-            "means and sds may be wrong. Use a richer guide (task.guide="
-            "'AutoMultivariateNormal', or 'AutoLowRankMultivariateNormal' for many latents), "
-            "standardise the predictors, reparameterise a hierarchy (the non-centred form, "
-            "numpyro's LocScaleReparam), or check the fit with numpyro-mcmc"
+            f"means and sds may be wrong{_shift_finding(imp)}. {_khat_fix(health, imp)}"
         )
     narrow = imp.get("narrow") or {}
     if narrow and khat is not None and khat <= KHAT_MAX:
@@ -163,3 +172,46 @@ def variational_warnings(health: Mapping[str, Any]) -> list[str]:
             "LocScaleReparam)"
         )
     return out
+
+
+def _shift_finding(imp: Mapping[str, Any]) -> str:
+    """Where the importance weights move the guide's means, in guide sds (empty if nowhere)."""
+    shifted = imp.get("shifted") or {}
+    if not shifted:
+        return ""
+    shown = ", ".join(f"{n} by {v:.1f}" for n, v in list(shifted.items())[:3])
+    return (
+        f"; the weights move the means of {shown} guide sds, so the fit stopped short of "
+        "the posterior there"
+    )
+
+
+def _khat_fix(health: Mapping[str, Any], imp: Mapping[str, Any]) -> str:
+    """The fix for a high k-hat, for the guide that was fitted: a richer guide only where one
+    exists, and a start nearer the posterior where the means fell short."""
+    guide = health.get("guide")
+    fixes = []
+    if imp.get("shifted"):
+        fixes.append(
+            "standardise the badly scaled parameters (scale the predictors so the "
+            "coefficients are of order one), start the guide nearer the posterior (an "
+            "autoguide's init_loc_fn=init_to_value(values=...)) or train longer at a higher "
+            "learning rate"
+        )
+    if guide in FULL_RANK:
+        fixes.append(
+            f"a Gaussian guide cannot do better than {guide}'s full covariance, so "
+            "reparameterise a hierarchy (the non-centred form, numpyro's LocScaleReparam) or "
+            "sample with numpyro-mcmc"
+        )
+    else:
+        fixes.append(
+            "use a richer guide (task.guide='AutoMultivariateNormal', or "
+            "'AutoLowRankMultivariateNormal' for many latents), reparameterise a hierarchy "
+            "(the non-centred form, numpyro's LocScaleReparam), or check the fit with "
+            "numpyro-mcmc"
+        )
+    if not imp.get("shifted"):
+        fixes.insert(0, "standardise the predictors")
+    text = "; ".join(fixes)
+    return text[0].upper() + text[1:]

@@ -308,6 +308,9 @@ def _run(
     if summary is not None:
         # Whether the guide can be trusted (bayes._variational_health): the ELBO stopped
         # moving, PSIS k-hat of its draws' importance weights, and its spread.
+        # The autoguide's class (the fix for a high k-hat depends on it); None: the user's own.
+        kind = type(guide)
+        summary["guide"] = kind.__name__ if kind.__module__.startswith("numpyro.") else None
         summary["elbo_convergence"] = elbo_convergence(result.history.get("loss", []))
         if streamed is not None:
             summary["importance"] = {"skipped": "a stream: the full data is not in memory"}
