@@ -245,7 +245,8 @@ def _stuck_cause(diag: Mapping[str, Any], stuck: list[int]) -> str:
     size warmup left it and its log density, against the other chains'."""
     moved = diag.get("chain_move_fraction") or []
     end = diag.get("warmup_end") or {}
-    step, lp = end.get("step_size"), end.get("lp")
+    step: list[float] = end.get("step_size") or []
+    lp: list[float] = end.get("lp") or []
     others = [c for c in range(len(moved)) if c not in stuck]
     parts = []
     for c in stuck:
@@ -259,8 +260,12 @@ def _stuck_cause(diag: Mapping[str, Any], stuck: list[int]) -> str:
             said.append(f"its log density at {lp[c]:.6g} against {_span([lp[o] for o in others])}")
         parts.append("; ".join(said))
     cause = "; ".join(parts)
-    collapsed = bool(step and others) and any(
-        step[c] < STEP_COLLAPSE * float(np.median([step[o] for o in others])) for c in stuck
+    collapsed = (
+        bool(step)
+        and bool(others)
+        and any(
+            step[c] < STEP_COLLAPSE * float(np.median([step[o] for o in others])) for c in stuck
+        )
     )
     if collapsed:
         cause += (
