@@ -92,7 +92,7 @@ def test_a_chain_warmup_left_with_a_collapsed_step_is_named_stuck_with_what_was_
     msgs = diagnostic_warnings(diag)
     (stuck,) = [m for m in msgs if "never moved" in m]
     assert "chain(s) 1" in stuck and "end of warmup" in stuck, stuck
-    assert "step size at 3e-10 against 0.3 to 0.7" in stuck, stuck
+    assert "step size at 3e-10" in stuck and "step sizes are 0.3 to 0.7" in stuck, stuck
     assert "log density at -400000" in stuck and "shrank the step" in stuck, stuck
     assert not any("maximum tree depth" in m or "run longer" in m for m in msgs), msgs
 
@@ -101,3 +101,13 @@ def test_chains_with_like_step_sizes_are_not_called_stuck():
     step = np.repeat(np.array([[0.3], [0.05], [0.5]]), 200, axis=1)  # a 10x spread is normal
     diag = diagnostics({"a": RNG.normal(size=(3, 200))}, sample_stats={"step_size": step})
     assert diag["stuck_chains"] == [] and diagnostic_warnings(diag) == []
+
+
+def test_step_sizes_below_the_floor_are_collapsed_even_when_every_chain_is():
+    from pipekit_train.adapters.bayes._health import collapsed_steps
+
+    # blackjax nuts on the ARMA from uniform starts: every chain in the flat tail.
+    assert collapsed_steps([3.28e-16, 2.65e-20, 1.36e-41, 1.58e-14]) == [0, 1, 2, 3]
+    assert collapsed_steps([0.3, 1.9e-16, 0.5, 0.7]) == [1]
+    assert collapsed_steps([0.3, 0.05, 0.5]) == [] and collapsed_steps([0.3]) == []
+    assert collapsed_steps([0.3, float("nan"), 0.5]) == [1]

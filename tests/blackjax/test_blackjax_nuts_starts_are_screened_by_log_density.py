@@ -100,6 +100,8 @@ def _arma(**options):
 def test_every_screened_arma_chain_moves_where_uniform_starts_leave_some_stuck():
     info, caught = _arma(init_strategy="uniform")
     assert info["diagnostics"]["stuck_chains"], caught
+    # Named when warmup ends, before any draw (bayes.WarmupCheck), as well as at the end.
+    assert any("at the end of warmup (step 300)" in c for c in caught), caught
     info, caught = _arma()
     assert info["diagnostics"]["stuck_chains"] == [], caught
-    assert not any("never moved" in c for c in caught)
+    assert not any("never moved" in c or "at the end of warmup" in c for c in caught)

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._signals import StopSignals
-from ..callbacks import scalar
+from ..callbacks import Callback, scalar
 from ..carry import TrainerCarryState
 from ._events import EventSite, host_event, record_window
 from ._program import BatchStream, Phase, StepCheckpointer, StepProgram, close_checkpointer
@@ -113,6 +113,7 @@ def run_driver(
     fingerprint: dict[str, Any] | None = None,
     is_primary: bool = True,
     rng: Any = None,
+    hooks: Sequence[Callback] = (),
 ) -> DriverResult:
     """Run ``program`` from its (possibly resumed) carry to the end of its last phase.
 
@@ -129,6 +130,8 @@ def run_driver(
         fingerprint: the resume guard written into every checkpoint's metadata.
         is_primary: whether this process writes metrics and progress (process 0).
         rng: the run's base key, exposed to callbacks as ``state.rng``.
+        hooks: the backend's own callbacks (a sampler's end-of-warmup check), run after
+            the loop's at every host event; not part of the checkpoint.
     """
     started = time.perf_counter()
     phases = _phases_of(program, loop)
@@ -147,7 +150,7 @@ def run_driver(
     resumed_from: int | None = None
     training_started()
     try:
-        runner = CallbackRunner(loop, is_primary=is_primary)
+        runner = CallbackRunner(loop, is_primary=is_primary, hooks=hooks)
         with runner.guard(state):
             if checkpointer is not None:
                 restored = checkpointer.restore(program.checkpoint_template(carry))

@@ -23,7 +23,7 @@ The bridge contract for loop-owning backends is in ``docs/architecture.md``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._warn import warn_user
@@ -40,7 +40,9 @@ __all__ = ["CallbackRunner"]
 class CallbackRunner:
     """Runs the loop's callbacks and writer in the documented order (see module docstring)."""
 
-    def __init__(self, loop: LoopView, *, is_primary: bool = True) -> None:
+    def __init__(
+        self, loop: LoopView, *, is_primary: bool = True, hooks: Sequence[Callback] = ()
+    ) -> None:
         self.loop = loop
         self.is_primary = is_primary
         self.callbacks: list[Callback] = []
@@ -57,6 +59,9 @@ class CallbackRunner:
         for cb in loop.callbacks:
             if isinstance(cb, Callback) and (is_primary or not cb.primary_only):
                 self.callbacks.append(cb)
+        # The backend's own checks (``run_driver(hooks=...)``), after the user's: they see the
+        # same host events and keep no state in the checkpoint.
+        self.callbacks.extend(cb for cb in hooks if is_primary or not cb.primary_only)
         for cb in self._user_callbacks():
             cb.reset()
 

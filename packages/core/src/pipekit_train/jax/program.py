@@ -41,6 +41,7 @@ from pipekit_train.engine import BatchStream, DriverResult, Phase, StepProgram, 
 from pipekit_train.jax._deps import missing_jax_extra
 
 if TYPE_CHECKING:
+    from pipekit_train.callbacks import Callback
     from pipekit_train.jax.checkpoint import Checkpointer
 
 try:
@@ -341,11 +342,13 @@ def run_program(
     checkpointer: Checkpointer | None,
     steps_per_call: int,
     fingerprint: dict[str, Any] | None = None,
+    hooks: Sequence[Callback] = (),
 ) -> DriverResult:
     """``run_driver`` over a built program, the way every JAX backend calls it.
 
     The program's own first carry and base key; the checkpointer's fingerprint (which
-    may record what the checkpointer adds) when it has one; process 0 writes metrics.
+    may record what the checkpointer adds) when it has one; process 0 writes metrics;
+    ``hooks``, the backend's own callbacks (``run_driver``).
     """
     return run_driver(
         loop,
@@ -357,4 +360,5 @@ def run_program(
         fingerprint=checkpointer.fingerprint if checkpointer is not None else fingerprint,
         is_primary=jax.process_index() == 0,
         rng=program.base_key,
+        hooks=hooks,
     )

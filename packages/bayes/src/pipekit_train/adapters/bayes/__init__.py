@@ -11,6 +11,8 @@
 - ``elbo_convergence`` / ``importance_check`` / ``variational_warnings`` — whether a fitted
   guide can be trusted: the ELBO stopped moving, PSIS k-hat, the guide's spread.
 - ``ConvergenceStop`` — a callback ending an MCMC run once R-hat and bulk ESS reach a target.
+- ``WarmupCheck`` — the MCMC backends' hook naming a chain that warmup left stuck, at the
+  end of warmup, before its draws are taken.
 - ``parse_init_values`` / ``check_init_values`` / ``starts_from`` — both MCMC backends'
   ``init_values``: numbers, latent sites, their shapes and supports, before compiling.
 - ``draws_by_chain`` / ``SAMPLE_PREFIX`` — the MCMC backends' draws in the driver trace.
@@ -82,6 +84,7 @@ from ._variational_health import (
     importance_check,
     variational_warnings,
 )
+from ._warmup_check import WarmupCheck
 
 __all__ = [
     "PosteriorPlots",
@@ -120,6 +123,7 @@ __all__ = [
     "warn_unused_fields",
     "check_finite",
     "ConvergenceStop",
+    "WarmupCheck",
     "SAMPLE_PREFIX",
     "STAT_KEYS",
     "SAMPLER_ALIASES",

@@ -29,12 +29,14 @@ import numpy as np
 from ._stats import bfmi
 
 __all__ = [
+    "collapsed_steps",
     "health",
     "health_warnings",
     "EBFMI_MIN",
     "TREE_DEPTH_SHARE_MAX",
     "STUCK_MOVE_FRACTION",
     "STEP_COLLAPSE",
+    "STEP_FLOOR",
     "SEPARATION_MIN",
 ]
 
@@ -50,6 +52,11 @@ STUCK_MOVE_FRACTION = 0.05
 #: NumPyro's uniform start leaves in its non-invertible region adapts 1.9e-16 against the
 #: others' 0.28-0.71).
 STEP_COLLAPSE = 1e-3
+#: An adapted step size below this is collapsed whatever the other chains': no posterior a
+#: float64 sampler can explore needs a step of 1e-8 in its (mass-matrix scaled) unconstrained
+#: coordinates, and when every chain started in the flat tail (blackjax nuts on the ARMA from
+#: uniform starts: 1.4e-41 to 1.6e-14) no chain is a yardstick for the others.
+STEP_FLOOR = 1e-8
 #: Chains are separated on a site when two chains' means differ by more than this many
 #: within-chain sds (and R-hat is above its threshold).
 SEPARATION_MIN = 4.0
@@ -119,6 +126,22 @@ def _divergence_site(
     return best
 
 
+def collapsed_steps(step_sizes: Any) -> list[int]:
+    """The chains whose adapted step size is below ``STEP_FLOOR``, or below ``STEP_COLLAPSE``
+    of the other chains' median (or not finite while theirs are): warmup left them stuck
+    where they started."""
+    first = np.asarray(step_sizes, dtype=float).reshape(-1)
+    out = []
+    for c in range(first.size):
+        others = np.delete(first, c)
+        relative = bool(others.size) and bool(np.all(np.isfinite(others)))
+        if first[c] < STEP_FLOOR or (
+            relative and not first[c] >= STEP_COLLAPSE * float(np.median(others))
+        ):
+            out.append(c)
+    return out
+
+
 def _warmup_end(stats: Mapping[str, np.ndarray], moves: np.ndarray) -> dict[str, Any]:
     """Where warmup left each chain: its adapted step size (the first draw's; warmup fixes it)
     and its median log density, and the chains stuck at the end of warmup, by index: those
@@ -131,11 +154,7 @@ def _warmup_end(stats: Mapping[str, np.ndarray], moves: np.ndarray) -> dict[str,
     if step is not None and step.ndim == 2 and step.shape[0] == chains and step.shape[1]:
         first = np.asarray(step[:, 0], dtype=float)
         out["step_size"] = [float(f"{v:.3g}") for v in first]
-        for c in range(chains):
-            others = np.delete(first, c)
-            if others.size and np.all(np.isfinite(others)):
-                if not first[c] >= STEP_COLLAPSE * float(np.median(others)):
-                    stuck.add(c)
+        stuck.update(collapsed_steps(first))
     lp = stats.get("lp")
     if lp is not None and lp.ndim == 2 and lp.shape[0] == chains and lp.shape[1]:
         out["lp"] = [float(f"{v:.6g}") for v in np.median(np.asarray(lp, dtype=float), axis=1)]
@@ -191,7 +210,8 @@ def health_warnings(diag: Mapping[str, Any], rhat_max: float) -> tuple[list[str]
     if stuck:
         which = ", ".join(str(c) for c in stuck)
         out.append(
-            f"chain(s) {which} never moved, still stuck at the end of warmup. "
+            f"chain(s) {which} never moved away from its start, still stuck at the end of "
+            "warmup. "
             f"{_stuck_cause(diag, stuck)}. Their draws are not the posterior's and no "
             "number of draws fixes it. Start them elsewhere: backend_options.init_values "
             "(jittered per chain) or init_strategy ('screened', 'median'), and check the "
@@ -216,7 +236,7 @@ def health_warnings(diag: Mapping[str, Any], rhat_max: float) -> tuple[list[str]
             explained |= {_site_of(n) for n in bad}
     saturated = diag.get("tree_depth_saturated")
     counted = (chains - len(stuck)) * draws  # the stuck chains' draws are left out
-    if saturated and saturated > TREE_DEPTH_SHARE_MAX * counted:
+    if saturated and counted and saturated > TREE_DEPTH_SHARE_MAX * counted:
         share = saturated / counted
         out.append(
             f"{saturated} of {counted} draws ({share:.0%}) reached the maximum tree "
@@ -250,23 +270,19 @@ def _stuck_cause(diag: Mapping[str, Any], stuck: list[int]) -> str:
     others = [c for c in range(len(moved)) if c not in stuck]
     parts = []
     for c in stuck:
-        said = [f"Chain {c} moved in {moved[c]:.0%} of its draws"] if c < len(moved) else []
-        if step and others:
-            said.append(
-                f"warmup left its step size at {step[c]:.3g} against "
-                f"{_span([step[o] for o in others])} for the other chains"
-            )
-        if lp and others:
-            said.append(f"its log density at {lp[c]:.6g} against {_span([lp[o] for o in others])}")
-        parts.append("; ".join(said))
+        said = [f"chain {c} moved in {moved[c]:.0%} of its draws"] if c < len(moved) else []
+        if step:
+            said.append(f"warmup left its step size at {step[c]:.3g}")
+        if lp:
+            said.append(f"its log density at {lp[c]:.6g}")
+        parts.append(", ".join(said))
+    if others and step:
+        parts.append(f"the other chains' step sizes are {_span([step[o] for o in others])}")
+    if others and lp:
+        parts.append(f"their log densities {_span([lp[o] for o in others])}")
     cause = "; ".join(parts)
-    collapsed = (
-        bool(step)
-        and bool(others)
-        and any(
-            step[c] < STEP_COLLAPSE * float(np.median([step[o] for o in others])) for c in stuck
-        )
-    )
+    cause = cause[:1].upper() + cause[1:]
+    collapsed = bool(step) and bool(set(collapsed_steps(step)) & set(stuck))
     if collapsed:
         cause += (
             ": warmup shrank the step to stay where the chain started, a region it cannot "

@@ -10,6 +10,7 @@ import numpy as np
 
 from pipekit_train.adapters.bayes import (
     NumpyroPredictiveOp,
+    WarmupCheck,
     diagnostics,
     draws_by_chain,
     is_named_form,
@@ -289,6 +290,9 @@ def _run(
     program = build_sampler_program(
         sampler, target.postprocess, run_key, mesh=mesh, fixed_chunk=options.steps_per_call
     )
+    # The steps before sampling (a Pathfinder move, warmup): a chain they left stuck is named
+    # at their end, before its draws are taken (bayes.WarmupCheck).
+    before = sum(p.steps for p in sampler.phases[:-1]) if len(sampler.phases) > 1 else 0
     result = run_program(
         loop,
         program,
@@ -296,6 +300,7 @@ def _run(
         checkpointer=checkpointer,
         steps_per_call=options.steps_per_call,
         fingerprint=fp,
+        hooks=[WarmupCheck(BACKEND, before, _adapted)],
     )
     samples, stats = draws_by_chain(result.trace, counts[2])
     final = program.tree(result.carry)
@@ -405,3 +410,11 @@ def _mclmc_bias(
     if not extra:
         diag["checks"] = [*diag.get("checks", []), summary]
     return extra
+
+
+def _adapted(carry: Any) -> tuple[Any, Any]:
+    """Each chain's adapted step size and log density from a sampler's carry (None, None for
+    a sampler that adapts none per chain: SMC, SG-MCMC)."""
+    if not isinstance(carry, dict) or "step_size" not in carry or "state" not in carry:
+        return None, None
+    return carry["step_size"], getattr(carry["state"], "logdensity", None)

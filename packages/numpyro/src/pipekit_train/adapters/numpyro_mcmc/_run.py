@@ -10,6 +10,7 @@ import numpy as np
 
 from pipekit_train.adapters.bayes import (
     NumpyroPredictiveOp,
+    WarmupCheck,
     check_init_values,
     check_task_on_args,
     check_task_on_data,
@@ -191,6 +192,8 @@ def _run(
         checkpointer=checkpointer,
         steps_per_call=options.steps_per_call,
         fingerprint=fp,
+        # A chain warmup left stuck, named before its draws are taken (bayes.WarmupCheck).
+        hooks=[WarmupCheck(BACKEND, task.num_warmup, _adapted)],
     )
     from pipekit_train.engine import finishing
 
@@ -244,6 +247,15 @@ def _run(
         },
     )
     return op, info
+
+
+def _adapted(state: Any) -> tuple[Any, Any]:
+    """Each chain's adapted step size and log density from an ``HMCState`` (None, None for a
+    user kernel's state without them)."""
+    adapt = getattr(state, "adapt_state", None)
+    step = getattr(adapt, "step_size", None)
+    energy = getattr(state, "potential_energy", None)
+    return step, None if energy is None else -np.asarray(energy)
 
 
 def _screened(screened: Any) -> dict[str, Any] | None:
