@@ -30,6 +30,7 @@ from ._stats import bfmi
 
 __all__ = [
     "collapsed_steps",
+    "span",
     "health",
     "health_warnings",
     "EBFMI_MIN",
@@ -145,8 +146,8 @@ def collapsed_steps(step_sizes: Any) -> list[int]:
 def _warmup_end(stats: Mapping[str, np.ndarray], moves: np.ndarray) -> dict[str, Any]:
     """Where warmup left each chain: its adapted step size (the first draw's; warmup fixes it)
     and its median log density, and the chains stuck at the end of warmup, by index: those
-    that never moved, and those whose step size collapsed below ``STEP_COLLAPSE`` of the other
-    chains' median (each step too small to leave where they started)."""
+    that never moved, and those whose step size collapsed (``collapsed_steps``: each step too
+    small to leave where they started)."""
     chains = len(moves)
     stuck = {int(c) for c in np.flatnonzero(moves < STUCK_MOVE_FRACTION)}
     out: dict[str, Any] = {}
@@ -277,9 +278,9 @@ def _stuck_cause(diag: Mapping[str, Any], stuck: list[int]) -> str:
             said.append(f"its log density at {lp[c]:.6g}")
         parts.append(", ".join(said))
     if others and step:
-        parts.append(f"the other chains' step sizes are {_span([step[o] for o in others])}")
+        parts.append(f"the other chains' step sizes are {span([step[o] for o in others])}")
     if others and lp:
-        parts.append(f"their log densities {_span([lp[o] for o in others])}")
+        parts.append(f"their log densities {span([lp[o] for o in others])}")
     cause = "; ".join(parts)
     cause = cause[:1].upper() + cause[1:]
     collapsed = bool(step) and bool(set(collapsed_steps(step)) & set(stuck))
@@ -293,10 +294,10 @@ def _stuck_cause(diag: Mapping[str, Any], stuck: list[int]) -> str:
     return cause
 
 
-def _span(values: list[float]) -> str:
-    """``"0.28"`` or ``"0.28 to 0.71"``."""
-    lo, hi = min(values), max(values)
-    return f"{lo:.3g}" if lo == hi else f"{lo:.3g} to {hi:.3g}"
+def span(values: list[float], fmt: str = ".3g") -> str:
+    """The range of the other chains' figures in words: ``"0.28"`` or ``"0.28 to 0.71"``."""
+    lo, hi = format(min(values), fmt), format(max(values), fmt)
+    return lo if lo == hi else f"{lo} to {hi}"
 
 
 def _site_of(component: str) -> str:

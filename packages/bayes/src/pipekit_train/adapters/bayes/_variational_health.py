@@ -214,31 +214,28 @@ def _shift_finding(imp: Mapping[str, Any]) -> str:
 
 
 def _khat_fix(health: Mapping[str, Any], imp: Mapping[str, Any]) -> str:
-    """The fix for a high k-hat, for the guide that was fitted: a richer guide only where one
-    exists, and a start nearer the posterior where the means fell short."""
+    """The fix for a high k-hat, for the guide that was fitted: a start nearer the posterior
+    where the means fell short (else standardised predictors), and a richer guide only where
+    one exists."""
     guide = health.get("guide")
-    fixes = []
-    if imp.get("shifted"):
-        fixes.append(
-            "standardise the badly scaled parameters (scale the predictors so the "
-            "coefficients are of order one), start the guide nearer the posterior (an "
-            "autoguide's init_loc_fn=init_to_value(values=...)) or train longer at a higher "
-            "learning rate"
-        )
+    first = (
+        "Standardise the badly scaled parameters (scale the predictors so the coefficients are "
+        "of order one), start the guide nearer the posterior (an autoguide's "
+        "init_loc_fn=init_to_value(values=...)) or train longer at a higher learning rate"
+        if imp.get("shifted")
+        else "Standardise the predictors"
+    )
     if guide in FULL_RANK:
-        fixes.append(
+        then = (
             f"a Gaussian guide cannot do better than {guide}'s full covariance, so "
             "reparameterise a hierarchy (the non-centred form, numpyro's LocScaleReparam) or "
             "sample with numpyro-mcmc"
         )
     else:
-        fixes.append(
+        then = (
             "use a richer guide (task.guide='AutoMultivariateNormal', or "
             "'AutoLowRankMultivariateNormal' for many latents), reparameterise a hierarchy "
             "(the non-centred form, numpyro's LocScaleReparam), or check the fit with "
             "numpyro-mcmc"
         )
-    if not imp.get("shifted"):
-        fixes.insert(0, "standardise the predictors")
-    text = "; ".join(fixes)
-    return text[0].upper() + text[1:]
+    return f"{first}; {then}"

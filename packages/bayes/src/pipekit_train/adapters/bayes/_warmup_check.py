@@ -18,7 +18,7 @@ import numpy as np
 from pipekit_train.callbacks import Callback
 from pipekit_train.errors import warn_user
 
-from ._health import STEP_COLLAPSE, STEP_FLOOR, collapsed_steps
+from ._health import STEP_COLLAPSE, STEP_FLOOR, collapsed_steps, span
 
 __all__ = ["WarmupCheck"]
 
@@ -62,11 +62,9 @@ class WarmupCheck(Callback):
                 text += f" at log density {lp[c]:.6g}"  # type: ignore[index]
             said.append(text)
         if others:
-            theirs = f"{min(step[o] for o in others):.3g} to {max(step[o] for o in others):.3g}"
+            theirs = span([float(step[o]) for o in others])
             if with_lp:
-                low = min(lp[o] for o in others)  # type: ignore[index]
-                high = max(lp[o] for o in others)  # type: ignore[index]
-                theirs += f" at {low:.6g} to {high:.6g}"
+                theirs += f" at {span([float(lp[o]) for o in others], '.6g')}"  # type: ignore[index]
             said.append(f"the other chains' {theirs}")
         warn_user(
             f"{self.backend}: at the end of warmup (step {self.warmup_end}) "
