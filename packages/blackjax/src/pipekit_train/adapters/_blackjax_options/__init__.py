@@ -49,6 +49,7 @@ SAMPLER_PARAMS: dict[str, dict[str, Any]] = {
         "warm_start": "pathfinder",
         "steps_per_draw": None,
         "diagonal_preconditioning": True,
+        "dense_mass": None,
         "desired_energy_var": 5e-4,
         "frac_tune1": 0.1,
         "frac_tune2": 0.1,

@@ -13,8 +13,13 @@ Three phases, each a driver step or steps, so a kill anywhere resumes bit-identi
 - ``warmup`` (one step): ``blackjax.mclmc_find_L_and_step_size`` from there, given
   ``num_steps = num_warmup / (frac_tune1 + frac_tune2 + frac_tune3)`` so it spends about
   ``num_warmup`` integrator steps; with ``num_warmup = 0`` the sampler starts from BlackJAX's
-  own initial guesses (``L = sqrt(d)``, ``step_size = 0.25 sqrt(d)``). A kill during tuning
-  redoes the tuning from its start, with the same key.
+  own initial guesses (``L = sqrt(d)``, ``step_size = 0.25 sqrt(d)``). Then, with a dense
+  metric (``dense_mass``; unset: up to ``DENSE_MAX_DIM`` dimensions), ``DENSE_ROUNDS``
+  rounds of: ``num_warmup`` integrator steps measuring the chain's covariance
+  (``._mclmc_metric``), and the tuner's step-size and L stages again with it as the
+  preconditioner — a diagonal cannot undo a regression's -0.99 intercept-slope correlation,
+  and seven posteriordb posteriors failed for that alone (decision 0214, amended). A kill
+  during tuning redoes the tuning from its start, with the same key.
 - ``sampling``: each draw is ``steps_per_draw`` MCLMC integrator steps of every chain; at
   the default (``None``) that is the tuned ``L / step_size`` rounded, at least 1 and at most
   ``MAX_STEPS_PER_DRAW``: one momentum decoherence length, so a draw costs about what a
@@ -30,15 +35,29 @@ import jax.numpy as jnp
 
 from pipekit_train.engine import Phase
 
+from ._mclmc_metric import dense_metric, diagonal_metric
 from ._pathfinder import pathfinder_restart
 from ._sampler import Sampler, chain_count, over_chains
 
-__all__ = ["mclmc", "bias_warnings", "MIN_DIMENSIONS", "MAX_STEPS_PER_DRAW", "ENERGY_ERROR_FACTOR"]
+__all__ = [
+    "mclmc",
+    "bias_warnings",
+    "MIN_DIMENSIONS",
+    "MAX_STEPS_PER_DRAW",
+    "ENERGY_ERROR_FACTOR",
+    "DENSE_ROUNDS",
+    "DENSE_MAX_DIM",
+]
 
 #: MCLMC's isokinetic dynamics need a target of at least two dimensions.
 MIN_DIMENSIONS = 2
 #: The most integrator steps one draw takes at ``steps_per_draw: None``.
 MAX_STEPS_PER_DRAW = 64
+#: Rounds of measuring each chain's covariance and tuning again with it (``dense_mass``).
+DENSE_ROUNDS = 3
+#: ``dense_mass`` unset: a dense metric up to this many dimensions, the diagonal above (the
+#: kernel's ``O(d²)`` step, and a covariance ``num_warmup`` steps can estimate).
+DENSE_MAX_DIM = 100
 
 
 def mclmc(
@@ -76,6 +95,13 @@ def mclmc(
         "inverse_mass_matrix": jnp.ones((num_chains, dim), dtype),
         "steps_per_draw": jnp.full((num_chains,), fixed or 1, jnp.int32),
     }
+    # no warmup, nothing measured: the unit diagonal as before
+    dense = num_warmup > 0 and (
+        dim <= DENSE_MAX_DIM if params["dense_mass"] is None else params["dense_mass"]
+    )
+    measure_steps = max(2 * dim, num_warmup)
+    if dense:  # the sampling step's metric; without it, the tuned diagonal as before
+        carry["metric"] = jax.vmap(diagonal_metric)(carry["inverse_mass_matrix"])
     fracs = params["frac_tune1"] + params["frac_tune2"] + params["frac_tune3"]
     tuner_steps = max(1, round(num_warmup / fracs)) if fracs > 0 else 1
 
@@ -91,34 +117,65 @@ def mclmc(
         metrics = {"logdensity": state.logdensity, "pathfinder_ok": ok}
         return dict(carry, state=state, inverse_mass_matrix=imm), metrics, state.position
 
+    def find(state: Any, k: Any, start: Any, diagonal: bool) -> tuple[Any, Any, Any, Any]:
+        """BlackJAX's tuner from ``start``; on a measured dense metric (``diagonal``
+        False) without its stage 2, which would replace the metric by a diagonal."""
+        new, p, _ = blackjax.mclmc_find_L_and_step_size(
+            mclmc_kernel=kernel,
+            num_steps=tuner_steps,
+            state=state,
+            rng_key=k,
+            logdensity_fn=logdensity_fn,
+            frac_tune1=params["frac_tune1"],
+            frac_tune2=params["frac_tune2"] if diagonal else 0.0,
+            frac_tune3=params["frac_tune3"],
+            desired_energy_var=params["desired_energy_var"],
+            diagonal_preconditioning=params["diagonal_preconditioning"] and diagonal,
+            params=start,
+        )
+        L, eps = jnp.asarray(p.L, dtype), jnp.asarray(p.step_size, dtype)
+        return new, L, eps, p.inverse_mass_matrix
+
     def tune(carry: dict[str, Any], batch: Any, key: Any) -> tuple[Any, ...]:
         def one_chain(state: Any, k: Any, imm: Any) -> tuple[Any, Any]:
-            start = MCLMCAdaptationState(
-                jnp.sqrt(dim).astype(dtype), (jnp.sqrt(dim) * 0.25).astype(dtype), imm
-            )
-            new, p, _ = blackjax.mclmc_find_L_and_step_size(
-                mclmc_kernel=kernel,
-                num_steps=tuner_steps,
-                state=state,
-                rng_key=k,
-                logdensity_fn=logdensity_fn,
-                frac_tune1=params["frac_tune1"],
-                frac_tune2=params["frac_tune2"],
-                frac_tune3=params["frac_tune3"],
-                desired_energy_var=params["desired_energy_var"],
-                diagonal_preconditioning=params["diagonal_preconditioning"],
-                params=start,
-            )
-            imm = jnp.broadcast_to(jnp.asarray(p.inverse_mass_matrix, dtype), (dim,))
-            return new, (jnp.asarray(p.L, dtype), jnp.asarray(p.step_size, dtype), imm)
+            sqrt_d = jnp.sqrt(dim).astype(dtype)
+            start = MCLMCAdaptationState(sqrt_d, sqrt_d * 0.25, imm)
+            state, L, eps, imm = find(state, k, start, diagonal=True)
+            imm = jnp.broadcast_to(jnp.asarray(imm, dtype), (dim,))
+            metric = None
+            if dense:
+                metric = diagonal_metric(imm)
 
-        state, (L, step_size, imm) = over_chains(one_chain, num_chains)(
+                # measure the chain's covariance with what was tuned, then tune again with
+                # it (L back to its first guess, in the metric's units). A chain still in
+                # transit along a ridge measures only the part it crossed, so a round's
+                # metric travels further than the last's (earn_height: R-hat 2.4 after two
+                # rounds, 1.0003 after three). One compiled round, looped: unrolled, the
+                # tuner would be compiled four times.
+                def again(r: Any, acc: Any) -> Any:
+                    state, metric, L, eps = acc
+                    k_measure, k_tune = jax.random.split(jax.random.fold_in(k, r + 1))
+                    metric, state = dense_metric(
+                        kernel, logdensity_fn, state, k_measure, metric, L, eps, measure_steps
+                    )
+                    start = MCLMCAdaptationState(sqrt_d, eps, metric)
+                    state, L, eps, _ = find(state, k_tune, start, diagonal=False)
+                    return state, metric, L, eps
+
+                state, metric, L, eps = jax.lax.fori_loop(
+                    0, DENSE_ROUNDS, again, (state, metric, L, eps)
+                )
+            return state, (L, eps, imm, metric)
+
+        state, (L, step_size, imm, metric) = over_chains(one_chain, num_chains)(
             carry["state"], jax.random.split(key, num_chains), carry["inverse_mass_matrix"]
         )
         n = _steps_per_draw(fixed, L, step_size)
         new = dict(
             carry, state=state, L=L, step_size=step_size, inverse_mass_matrix=imm, steps_per_draw=n
         )
+        if dense:
+            new["metric"] = metric
         metrics = {"L": L, "step_size": step_size, "logdensity": state.logdensity}
         return new, metrics, state.position
 
@@ -138,7 +195,7 @@ def mclmc(
             carry["state"],
             carry["L"],
             carry["step_size"],
-            carry["inverse_mass_matrix"],
+            carry["metric"] if dense else carry["inverse_mass_matrix"],
             carry["steps_per_draw"],
         )
         metrics = {
@@ -168,10 +225,15 @@ def mclmc(
         steps=steps,
         step_meaning=(
             "pathfinder: one step moving every chain to a draw of its Pathfinder "
-            "approximation; warmup: one step running BlackJAX's whole L / step-size tuner; "
+            "approximation; warmup: one step running BlackJAX's whole L / step-size tuner "
+            "(and, with a dense metric, the covariance rounds); "
             "sampling: steps_per_draw MCLMC integrator steps of every chain"
         ),
-        info={"tuner_num_steps": tuner_steps if num_warmup else 0},
+        info={
+            "tuner_num_steps": tuner_steps if num_warmup else 0,
+            # what dense_mass resolved to (unset: dense up to DENSE_MAX_DIM dimensions)
+            "preconditioner": "dense" if dense else "diagonal",
+        },
     )
 
 

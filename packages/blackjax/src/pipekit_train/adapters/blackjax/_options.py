@@ -161,11 +161,25 @@ _PARAMS: dict[str, OptionSpec] = {
 }
 
 
+#: A parameter whose meaning differs on one sampler: its spec there.
+_OWN_SPECS: dict[tuple[str, str], OptionSpec] = {
+    ("mclmc", "dense_mass"): OptionSpec(
+        "dense_mass",
+        "bool",
+        None,
+        "measure each chain's covariance in warmup and precondition by it "
+        "(default: up to 100 dimensions)",
+        optional=True,
+        what="true or false (or unset: dense up to 100 dimensions, diagonal above)",
+    ),
+}
+
+
 def sampler_specs(sampler: str) -> tuple[OptionSpec, ...]:
     """The specs of ``sampler``'s own parameters, with its defaults."""
     return tuple(
         replace(
-            _PARAMS[name],
+            _OWN_SPECS.get((sampler, name), _PARAMS[name]),
             default=default,
             aliases=tuple(a for a, c in SAMPLER_ALIASES.items() if c == name),
         )
