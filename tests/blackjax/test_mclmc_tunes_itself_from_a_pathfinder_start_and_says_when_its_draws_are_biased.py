@@ -84,6 +84,10 @@ def _ridge_run(**options):
 def test_a_correlated_posterior_is_sampled_with_the_chains_measured_covariance() -> None:
     draws, info = _ridge_run()
     assert info["preconditioner"] == "dense"
+    # the metric the draws used is reported: each chain's measured covariance, the ridge's
+    for imm in np.asarray(info["adapted"]["inverse_mass_matrix"]):
+        assert imm.shape == (2, 2)
+        assert imm[0, 1] / np.sqrt(imm[0, 0] * imm[1, 1]) < -0.99, imm
     assert np.all(np.abs(draws.mean(axis=0) - RIDGE_MEAN) < 0.25 * RIDGE_SDS)
     assert np.all(np.abs(draws.std(axis=0) / RIDGE_SDS - 1) < 0.2), draws.std(axis=0)
     assert max(info["diagnostics"]["sites"]["position"]["r_hat"]) < 1.03

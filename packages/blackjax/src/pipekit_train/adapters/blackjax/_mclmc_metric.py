@@ -17,7 +17,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-__all__ = ["diagonal_metric", "dense_metric", "EIGEN_FLOOR"]
+__all__ = ["diagonal_metric", "dense_metric", "as_matrix", "EIGEN_FLOOR"]
 
 #: Correlation eigenvalues below this share of the largest are raised to it: a direction the
 #: chain did not move in (fewer steps than dimensions, a chain stuck) is not given zero width.
@@ -80,3 +80,13 @@ def dense_metric(
     measured = LowRankInverseMassMatrix(sigma=sd, U=U, lam=lam)
     chosen = jax.tree_util.tree_map(lambda m, old: jnp.where(ok, m, old), measured, metric)
     return chosen, state
+
+
+def as_matrix(metric: Any) -> Any:
+    """The inverse mass matrices a metric stands for, ``(..., d, d)`` as NumPy: what
+    ``backend_info["adapted"]["inverse_mass_matrix"]`` reports, as for NUTS's dense mass."""
+    import numpy as np
+
+    sigma, U, lam = (np.asarray(jax.device_get(a)) for a in metric)
+    inner = np.einsum("...ik,...k,...jk->...ij", U, lam, U)
+    return sigma[..., :, None] * inner * sigma[..., None, :]

@@ -309,6 +309,10 @@ def _run(
         for k in ("step_size", "inverse_mass_matrix", "L", "lmbda", "tempering_steps")
         if k in final
     }
+    if "metric" in final:  # mclmc's measured dense metric, the one its draws used
+        from ._mclmc_metric import as_matrix
+
+        adapted["inverse_mass_matrix"] = as_matrix(final["metric"]).tolist()
     lmbda = adapted.get("lmbda")
     op, diag, msgs = None, None, []
     if samples and next(iter(samples.values())).shape[1] > 0:
