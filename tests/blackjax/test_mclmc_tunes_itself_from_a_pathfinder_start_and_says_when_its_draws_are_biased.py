@@ -163,6 +163,13 @@ def test_bad_mclmc_options_are_refused_before_compiling(option, value, named) ->
     assert f"backend_options.{option}" in str(caught.value)
 
 
+def test_a_dense_metric_without_warmup_to_measure_it_is_refused_before_compiling() -> None:
+    loop = loop_for(_task(num_warmup=0), "mclmc", options={"dense_mass": True}, dataset=None)
+    with pytest.raises(ConfigError, match="task.num_warmup is 0") as caught:
+        loop.run()
+    assert "backend_options.dense_mass" in str(caught.value)
+
+
 def test_an_energy_error_far_above_the_target_is_called_biased() -> None:
     target = 5e-4
     far = np.full((2, 50), target * (ENERGY_ERROR_FACTOR + 1))

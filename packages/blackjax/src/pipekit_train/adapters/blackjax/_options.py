@@ -245,10 +245,17 @@ def parse_options(raw: dict[str, Any] | None) -> BlackjaxOptions:
     return BlackjaxOptions(sampler=str(sampler), params=dict(parsed.values), **values)
 
 
-def check_counts(options: BlackjaxOptions, num_samples: int) -> None:
-    """The particle samplers' count checks (the task's counts are known only at run time):
-    SVGD's particles are its ``num_samples`` draws, and a kernel over one particle is
-    degenerate, so both need at least two."""
+def check_counts(options: BlackjaxOptions, num_samples: int, num_warmup: int = 0) -> None:
+    """The count checks (the task's counts are known only at run time): SVGD's particles are
+    its ``num_samples`` draws, and a kernel over one particle is degenerate, so both need at
+    least two; mclmc's ``dense_mass: true`` is measured in warmup, so it needs one."""
+    if options.sampler == "mclmc" and options.params.get("dense_mass") and num_warmup < 1:
+        raise ConfigError(
+            "backend_options.dense_mass true measures each chain's covariance during warmup, "
+            "but task.num_warmup is 0: set num_warmup >= 1, or leave dense_mass unset (no "
+            "warmup samples with the unit diagonal)",
+            field="backend_options.dense_mass",
+        )
     if options.sampler == "svgd" and num_samples < 2:
         raise ConfigError(
             f"sampler 'svgd' moves num_samples particles (its draws are the final particles), "

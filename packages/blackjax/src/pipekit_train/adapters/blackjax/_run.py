@@ -245,7 +245,8 @@ def _run(
     x, y, extras, by_name = _load(loop, task, options.sampler, first)
     if sg and streamed is None and x is not None:  # map-style: a declared N must agree
         data_size(options.num_data, int(np.shape(x)[0]), f"blackjax {options.sampler}")
-    check_counts(options, task.counts()[1])
+    num_warmup, num_samples, _ = task.counts()
+    check_counts(options, num_samples, num_warmup)
     sites = check_target(
         task,
         options.sampler,
