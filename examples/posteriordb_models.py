@@ -726,8 +726,9 @@ def svi_loop(
 ) -> Any:
     """numpyro-svi with a full-rank guide on posterior ``name``: Adam at ``lr`` held for the
     first half, then cosine-decayed to 1e-4 (posteriordb/README); full batch by default.
-    ``defaults``: no ``backend_options`` at all (float32, the default chunking) and the task's
-    :func:`task_fields`."""
+    ``defaults``: the backend's defaults and the task's :func:`task_fields` only — the default
+    guide (``guide=None``), no ``backend_options`` (float32), and the loop's ``max_steps`` and
+    ``optimizer_config`` (SVI's default schedule); ``steps`` and ``lr`` are then unused."""
     from pipekit_train import TrainingLoop
     from pipekit_train.adapters.bayes import NumpyroTask
 
@@ -735,19 +736,9 @@ def svi_loop(
     options: dict[str, Any] = {} if defaults else {"steps_per_call": 500, "x64": True}
     if not shuffle:
         options["shuffle"] = False
-    return TrainingLoop(
-        task=NumpyroTask(
-            model=MODELS[name],
-            guide="AutoMultivariateNormal",
-            predictive_samples=4000,
-            **(task_fields(name) if defaults else {}),
-        ),
-        dataset=(x, y),
-        backend="numpyro-svi",
-        batch_size=batch_size or len(x),
-        max_steps=steps,
-        seed=seed,
-        optimizer_config={
+    schedule: dict[str, Any] = {
+        "max_steps": steps,
+        "optimizer_config": {
             "name": "adam",
             "lr": {
                 "schedule": "warmup_cosine_decay",
@@ -758,6 +749,21 @@ def svi_loop(
                 "end_value": 1e-4,
             },
         },
-        log_every_n_steps=1000,
+        "log_every_n_steps": 1000,
+    }
+    return TrainingLoop(
+        task=NumpyroTask(
+            model=MODELS[name],
+            # At defaults, the backend's own guide (the standardised full-rank one).
+            guide=None if defaults else "AutoMultivariateNormal",
+            predictive_samples=4000,
+            **(task_fields(name) if defaults else {}),
+        ),
+        dataset=(x, y),
+        backend="numpyro-svi",
+        batch_size=batch_size or len(x),
+        seed=seed,
+        # At defaults nothing else: the loop's max_steps (1,000) and SVI's default schedule.
+        **({} if defaults else schedule),
         backend_options=options,
     )

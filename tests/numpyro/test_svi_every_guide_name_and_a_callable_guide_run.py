@@ -10,7 +10,7 @@ import pytest
 from numpyro.distributions import constraints
 
 from pipekit_train import TrainingLoop
-from pipekit_train.adapters.bayes import GUIDE_NAMES, NumpyroTask
+from pipekit_train.adapters.bayes import BACKEND_GUIDE_NAMES, GUIDE_NAMES, NumpyroTask
 
 _rng = np.random.default_rng(1)
 X = _rng.normal(size=(60, 2)).astype(np.float32)
@@ -34,7 +34,7 @@ def guide(x, y=None, N=None):
     numpyro.sample("sigma", dist.Delta(s))
 
 
-@pytest.mark.parametrize("which", [*GUIDE_NAMES, "callable"])
+@pytest.mark.parametrize("which", [*GUIDE_NAMES, *BACKEND_GUIDE_NAMES, "callable"])
 def test_guide_runs(which: str) -> None:
     loop = TrainingLoop(
         task=NumpyroTask(

@@ -51,7 +51,7 @@ from ._diagnostics import (
     variational_summary,
     warn_diagnostics,
 )
-from ._guides import GUIDE_NAMES, make_guide
+from ._guides import BACKEND_GUIDE_NAMES, GUIDE_NAMES, make_guide
 from ._init_values import (
     INIT_JITTER_OPTION,
     check_init_values,
@@ -91,6 +91,7 @@ __all__ = [
     "plot_posterior_predictive",
     "NumpyroTask",
     "require_task",
+    "BACKEND_GUIDE_NAMES",
     "GUIDE_NAMES",
     "make_guide",
     "LogDensity",

@@ -7,7 +7,7 @@ from typing import Any
 
 from pipekit_train.errors import ConfigError, closest
 
-__all__ = ["GUIDE_NAMES", "make_guide", "check_guide"]
+__all__ = ["BACKEND_GUIDE_NAMES", "GUIDE_NAMES", "make_guide", "check_guide"]
 
 GUIDE_NAMES: tuple[str, ...] = (
     "AutoNormal",
@@ -16,6 +16,10 @@ GUIDE_NAMES: tuple[str, ...] = (
     "AutoDelta",
     "AutoLaplaceApproximation",
 )
+#: Guides a backend builds itself (numpyro-svi's default, decision 0215): accepted by
+#: :func:`check_guide`, not built by :func:`make_guide`.
+BACKEND_GUIDE_NAMES: tuple[str, ...] = ("AutoStandardizedMultivariateNormal",)
+#: What ``make_guide(None)`` builds (numpyro-svi's default above 200 latent values).
 DEFAULT_GUIDE = "AutoNormal"
 
 
@@ -24,16 +28,17 @@ def check_guide(guide: Any, field: str = "task.guide") -> None:
     if guide is None or (callable(guide) and not isinstance(guide, str)):
         return
     if isinstance(guide, str):
-        if guide not in GUIDE_NAMES:
+        known = (*BACKEND_GUIDE_NAMES, *GUIDE_NAMES)
+        if guide not in known:
             raise ConfigError(
-                f"{field} = {guide!r} is not a known guide{closest(guide, GUIDE_NAMES)}; "
-                f"name one of {', '.join(GUIDE_NAMES)} or pass a guide callable",
+                f"{field} = {guide!r} is not a known guide{closest(guide, known)}; "
+                f"name one of {', '.join(known)} or pass a guide callable",
                 field=field,
             )
         return
     raise ConfigError(
-        f"{field} must be None (AutoNormal), a guide name ({', '.join(GUIDE_NAMES)}) or a "
-        f"callable guide(x, y=None); got {type(guide).__name__}",
+        f"{field} must be None (the backend's default), a guide name "
+        f"({', '.join((*BACKEND_GUIDE_NAMES, *GUIDE_NAMES))}) or a callable guide(x, y=None); got {type(guide).__name__}",
         field=field,
     )
 

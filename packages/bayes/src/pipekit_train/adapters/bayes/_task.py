@@ -72,8 +72,10 @@ class NumpyroTask:
             ``model(at_bats=a, hits=h)``; none for a model without data), or as
             ``model(x, y=None)`` from ``(X, Y)`` / ``{'x': X, 'y': Y}`` (see
             ``pipekit_train.adapters.bayes`` for the minibatch form with ``N``).
-        guide: SVI guide: ``None`` (AutoNormal), an autoguide name
-            (``"AutoNormal"``, ``"AutoMultivariateNormal"``,
+        guide: SVI guide: ``None`` (up to 200 latent values a full-rank Gaussian whose
+            parameters are standardised by a Laplace fit at the mode,
+            ``"AutoStandardizedMultivariateNormal"``; above, ``AutoNormal``), an autoguide
+            name (``"AutoNormal"``, ``"AutoMultivariateNormal"``,
             ``"AutoLowRankMultivariateNormal"``, ``"AutoDelta"``,
             ``"AutoLaplaceApproximation"``) or a guide callable.
         loss: SVI objective, a ``numpyro.infer`` ELBO instance; ``None`` → ``Trace_ELBO()``.

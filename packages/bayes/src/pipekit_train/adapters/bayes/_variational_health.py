@@ -54,8 +54,10 @@ SHIFT_MIN = 1.0
 #: standard errors of that difference) ended off the optimum, a fit the other checks pass
 #: (measured: sblri-blr at defaults, 0.36 reference sds off with k-hat below 0.7).
 OFF_MEAN_MIN = 0.25
+#: numpyro-svi's default guide (task.guide=None): full rank, standardised by a Laplace fit.
+STANDARDIZED = "AutoStandardizedMultivariateNormal"
 #: The guides a "richer guide" cannot improve on among the autoguides' Gaussians.
-FULL_RANK = ("AutoMultivariateNormal", "AutoLaplaceApproximation")
+FULL_RANK = ("AutoMultivariateNormal", "AutoLaplaceApproximation", STANDARDIZED)
 #: The last tenth's loss lower than the tenth before by more than this share of its size
 #: (and by three standard errors): the ELBO is still moving.
 ELBO_REL_TOL = 1e-3
@@ -191,12 +193,18 @@ def variational_warnings(health: Mapping[str, Any]) -> list[str]:
     narrow = imp.get("narrow") or {}
     if narrow and khat is not None and khat <= KHAT_MAX:
         shown = ", ".join(f"{n} ({r:.2f})" for n, r in list(narrow.items())[:5])
+        fix = (
+            "a full-rank Gaussian's limit, typically a funnel or a skewed scale parameter; "
+            "reparameterise (non-centred, LocScaleReparam) or sample with numpyro-mcmc"
+            if health.get("guide") in FULL_RANK
+            else "typically a mean-field guide on correlated parameters; use "
+            "task.guide=None (the standardised full-rank guide), 'AutoMultivariateNormal' or "
+            "'AutoLowRankMultivariateNormal', or reparameterise (non-centred, "
+            "LocScaleReparam)"
+        )
         out.append(
             f"the guide's sds collapsed for {shown} (its sd ÷ the importance-weighted sd, "
-            f"below {SD_RATIO_MIN}): the guide is too narrow there, typically a mean-field "
-            "guide on correlated parameters; use task.guide='AutoMultivariateNormal' (or "
-            "'AutoLowRankMultivariateNormal'), or reparameterise (non-centred, "
-            "LocScaleReparam)"
+            f"below {SD_RATIO_MIN}): the guide is too narrow there, {fix}"
         )
     return out
 
@@ -218,13 +226,20 @@ def _khat_fix(health: Mapping[str, Any], imp: Mapping[str, Any]) -> str:
     where the means fell short (else standardised predictors), and a richer guide only where
     one exists."""
     guide = health.get("guide")
-    first = (
-        "Standardise the badly scaled parameters (scale the predictors so the coefficients are "
-        "of order one), start the guide nearer the posterior (an autoguide's "
-        "init_loc_fn=init_to_value(values=...)) or train longer at a higher learning rate"
-        if imp.get("shifted")
-        else "Standardise the predictors"
-    )
+    if guide == STANDARDIZED:  # already standardised and started at the mode
+        first = (
+            "Train longer (max_steps), at a lower final learning rate"
+            if imp.get("shifted")
+            else "The posterior is not Gaussian around its mode"
+        )
+    elif imp.get("shifted"):
+        first = (
+            "Standardise the badly scaled parameters (scale the predictors so the coefficients "
+            "are of order one), start the guide nearer the posterior (an autoguide's "
+            "init_loc_fn=init_to_value(values=...)) or train longer at a higher learning rate"
+        )
+    else:
+        first = "Standardise the predictors"
     if guide in FULL_RANK:
         then = (
             f"a Gaussian guide cannot do better than {guide}'s full covariance, so "
@@ -233,8 +248,9 @@ def _khat_fix(health: Mapping[str, Any], imp: Mapping[str, Any]) -> str:
         )
     else:
         then = (
-            "use a richer guide (task.guide='AutoMultivariateNormal', or "
-            "'AutoLowRankMultivariateNormal' for many latents), reparameterise a hierarchy "
+            "use a richer guide (task.guide=None, the standardised full-rank guide, "
+            "'AutoMultivariateNormal', or 'AutoLowRankMultivariateNormal' for many latents), "
+            "reparameterise a hierarchy "
             "(the non-centred form, numpyro's LocScaleReparam), or check the fit with "
             "numpyro-mcmc"
         )

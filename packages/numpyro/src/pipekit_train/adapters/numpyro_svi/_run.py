@@ -32,20 +32,14 @@ from pipekit_train.jax.report import jax_backend_info
 from pipekit_train.loop import TrainingLoop, require_features
 
 from ._compiled_init import compiled_init
+from ._guide_choice import STANDARDIZED, default_schedule, guide_choice, laplace_record
 from ._importance import guide_importance
 from ._options import SviOptions, parse_options
+from ._standardized import laplace_fit, standardized_guide
 
 BACKEND = "numpyro-svi"
 
 __all__ = ["run", "BACKEND", "bind_data_size"]
-
-
-def _guide_name(guide: Any) -> str:
-    if guide is None:
-        return "AutoNormal"
-    if isinstance(guide, str):
-        return guide
-    return model_import_string(guide) or str(getattr(guide, "__qualname__", type(guide).__name__))
 
 
 def _require_y(has_y: bool, site: str) -> None:
@@ -190,19 +184,38 @@ def _run(
     elif val is not None:
         check_task_on_data(task, val[0], val[1], extras=val[2])
 
-    tx = resolve_optimizer(loop.optimizer_config, max_steps=loop.max_steps)
-    guide: Any = make_guide(task.guide, model)
+    # Left at the loop's default, the optimiser is SVI's own schedule (decision 0215).
+    schedule = default_schedule(loop.optimizer_config, loop.max_steps)
+    tx = resolve_optimizer(schedule or loop.optimizer_config, max_steps=loop.max_steps)
     loss = task.loss if task.loss is not None else Trace_ELBO()
-    svi = SVI(model, guide, optax_to_numpyro(tx), loss)
     first_kw = {k: jnp.asarray(first[k]) for k in names}
+    first_args = tuple(jnp.asarray(first[k]) for k in positional)
     root = jax.random.PRNGKey(loop.seed)
     init_key, eval_key, predict_key = jax.random.split(root, 3)
-    try:
-        first_args = tuple(jnp.asarray(first[k]) for k in positional)
+    choice, guide_name = guide_choice(task.guide, sites)
+
+    def start(choice: Any) -> tuple[Any, Any, Any]:
+        standardized = isinstance(choice, str) and choice == STANDARDIZED
+        guide: Any = standardized_guide(model) if standardized else make_guide(choice, model)
+        svi = SVI(model, guide, optax_to_numpyro(tx), loss)
         if options.init == "eager":  # NumPyro's own, op by op: SVI.run's start to the bit
             state = svi.init(init_key, *first_args, **first_kw)
         else:
             state = compiled_init(svi, init_key, first_args, first_kw)
+        if standardized:  # the Laplace fit the guide's parameters are in units of
+            guide.laplace = laplace_fit(guide, model, first_args, first_kw)
+        return guide, svi, state
+
+    try:
+        try:
+            guide, svi, state = start(choice)
+        except Exception:
+            if task.guide is not None or choice != STANDARDIZED:
+                raise
+            # The default's full-rank guide cannot take every model (a local latent in a
+            # subsampled plate, a discrete site): AutoNormal, as before it, takes those.
+            choice = guide_name = "AutoNormal"
+            guide, svi, state = start(choice)
     except Exception as exc:  # the guide does not fit the model, or the model's density
         # is not finite where the guide starts (e.g. an ARMA recursion overflowing float32)
         x64 = "" if options.x64 else ' backend_options={"x64": True} (float32 may overflow), '
@@ -229,7 +242,7 @@ def _run(
         extra={
             "model": model_import_string(task.model)
             or getattr(task.model, "__qualname__", "model"),
-            "guide": _guide_name(task.guide),
+            "guide": guide_name,
             "loss": type(loss).__name__,
             "num_particles": getattr(loss, "num_particles", 1),
             "x64": options.x64,
@@ -310,7 +323,8 @@ def _run(
         # moving, PSIS k-hat of its draws' importance weights, and its spread.
         # The autoguide's class (the fix for a high k-hat depends on it); None: the user's own.
         kind = type(guide)
-        summary["guide"] = kind.__name__ if kind.__module__.startswith("numpyro.") else None
+        autoguide = kind.__module__.startswith("numpyro.") or guide_name == STANDARDIZED
+        summary["guide"] = kind.__name__ if autoguide else None
         summary["elbo_convergence"] = elbo_convergence(result.history.get("loss", []))
         if streamed is not None:
             summary["importance"] = {"skipped": "a stream: the full data is not in memory"}
@@ -337,7 +351,8 @@ def _run(
     own_keys: dict[str, Any] = {
         "x64": bool(options.x64),
         "init": options.init,
-        "guide": _guide_name(task.guide),
+        "guide": guide_name,
+        **({"laplace": laplace_record(guide.laplace)} if guide_name == STANDARDIZED else {}),
         "final_elbo": -float(final_loss) if final_loss is not None else None,
         "final_loss": float(final_loss) if final_loss is not None else None,
         "val_elbo": result.eval_metrics.get("val_elbo"),
@@ -350,6 +365,8 @@ def _run(
     }
     if own is not None:
         own_keys["optimizer"] = own.info()
+    elif schedule is not None:
+        own_keys["optimizer"] = {"default_schedule": schedule}
     info = jax_backend_info(
         BACKEND,
         "pipekit-train-numpyro",
