@@ -38,7 +38,8 @@ def check_guide(guide: Any, field: str = "task.guide") -> None:
         return
     raise ConfigError(
         f"{field} must be None (the backend's default), a guide name "
-        f"({', '.join((*BACKEND_GUIDE_NAMES, *GUIDE_NAMES))}) or a callable guide(x, y=None); got {type(guide).__name__}",
+        f"({', '.join((*BACKEND_GUIDE_NAMES, *GUIDE_NAMES))}) or a callable "
+        f"guide(x, y=None); got {type(guide).__name__}",
         field=field,
     )
 
