@@ -92,3 +92,12 @@ def test_loss_instead_of_a_task_is_rejected() -> None:
     with pytest.raises(ConfigError, match="NumpyroTask") as err:
         require_task(_Loop(task=object()), "numpyro-svi")
     assert err.value.field == "task"
+
+
+def test_a_guide_only_a_backend_builds_is_named_by_make_guide_not_an_attribute_error() -> None:
+    from pipekit_train.adapters.bayes import BACKEND_GUIDE_NAMES, make_guide
+
+    for name in BACKEND_GUIDE_NAMES:
+        with pytest.raises(ConfigError, match="numpyro-svi backend itself") as err:
+            make_guide(name, linreg)
+        assert err.value.field == "task.guide"

@@ -51,7 +51,7 @@ from ._diagnostics import (
     variational_summary,
     warn_diagnostics,
 )
-from ._guides import BACKEND_GUIDE_NAMES, GUIDE_NAMES, make_guide
+from ._guides import BACKEND_GUIDE_NAMES, GUIDE_NAMES, STANDARDIZED_GUIDE, make_guide
 from ._init_values import (
     INIT_JITTER_OPTION,
     check_init_values,
@@ -93,6 +93,7 @@ __all__ = [
     "require_task",
     "BACKEND_GUIDE_NAMES",
     "GUIDE_NAMES",
+    "STANDARDIZED_GUIDE",
     "make_guide",
     "LogDensity",
     "log_density_from_model",

@@ -7,7 +7,7 @@ from typing import Any
 
 from pipekit_train.errors import ConfigError, closest
 
-__all__ = ["BACKEND_GUIDE_NAMES", "GUIDE_NAMES", "make_guide", "check_guide"]
+__all__ = ["BACKEND_GUIDE_NAMES", "GUIDE_NAMES", "STANDARDIZED_GUIDE", "make_guide", "check_guide"]
 
 GUIDE_NAMES: tuple[str, ...] = (
     "AutoNormal",
@@ -18,7 +18,8 @@ GUIDE_NAMES: tuple[str, ...] = (
 )
 #: Guides a backend builds itself (numpyro-svi's default, decision 0215): accepted by
 #: :func:`check_guide`, not built by :func:`make_guide`.
-BACKEND_GUIDE_NAMES: tuple[str, ...] = ("AutoStandardizedMultivariateNormal",)
+STANDARDIZED_GUIDE = "AutoStandardizedMultivariateNormal"
+BACKEND_GUIDE_NAMES: tuple[str, ...] = (STANDARDIZED_GUIDE,)
 #: What ``make_guide(None)`` builds (numpyro-svi's default above 200 latent values).
 DEFAULT_GUIDE = "AutoNormal"
 
@@ -53,6 +54,13 @@ def make_guide(guide: Any, model: Callable[..., Any]) -> Callable[..., Any]:
     check_guide(guide)
     if guide is not None and not isinstance(guide, str):
         return guide
+    if guide in BACKEND_GUIDE_NAMES:
+        raise ConfigError(
+            f"task.guide = {guide!r} is built by the numpyro-svi backend itself, not by "
+            "make_guide; run the task with backend='numpyro-svi', or name a NumPyro autoguide "
+            f"({', '.join(GUIDE_NAMES)})",
+            field="task.guide",
+        )
     from numpyro.infer import autoguide
 
     cls = getattr(autoguide, guide or DEFAULT_GUIDE)

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ._guides import STANDARDIZED_GUIDE as STANDARDIZED
 from ._health import _flat_sites
 from ._stats import psislw
 
@@ -54,8 +55,6 @@ SHIFT_MIN = 1.0
 #: standard errors of that difference) ended off the optimum, a fit the other checks pass
 #: (measured: sblri-blr at defaults, 0.36 reference sds off with k-hat below 0.7).
 OFF_MEAN_MIN = 0.25
-#: numpyro-svi's default guide (task.guide=None): full rank, standardised by a Laplace fit.
-STANDARDIZED = "AutoStandardizedMultivariateNormal"
 #: The guides a "richer guide" cannot improve on among the autoguides' Gaussians.
 FULL_RANK = ("AutoMultivariateNormal", "AutoLaplaceApproximation", STANDARDIZED)
 #: The last tenth's loss lower than the tenth before by more than this share of its size

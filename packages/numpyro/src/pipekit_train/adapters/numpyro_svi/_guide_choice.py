@@ -8,11 +8,10 @@ import numpy as np
 
 from pipekit_train.adapters.bayes import model_import_string
 
-from ._standardized import MAX_DIM, NAME, LaplaceFit
+from ._standardized import MAX_DIM, LaplaceFit
+from ._standardized import NAME as STANDARDIZED
 
 __all__ = ["STANDARDIZED", "guide_choice", "laplace_record", "latent_dim"]
-
-STANDARDIZED = NAME
 
 
 def latent_dim(sites: dict[str, Any]) -> int:

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from pipekit_train.adapters.bayes import STANDARDIZED_GUIDE
+
 __all__ = [
     "MAX_DIM",
     "NAME",
@@ -35,8 +37,9 @@ __all__ = [
     "standardized_guide",
 ]
 
-#: The default guide's name (``task.guide`` may name it too).
-NAME = "AutoStandardizedMultivariateNormal"
+#: The default guide's name (``task.guide`` may name it too): bayes declares it, so the task
+#: check and the health line's fixes know it without importing this backend.
+NAME = STANDARDIZED_GUIDE
 #: Up to this many latent dimensions ``task.guide=None`` is the standardised full-rank
 #: guide (a d x d Cholesky factor and a d x d Hessian); above, NumPyro's ``AutoNormal``.
 MAX_DIM = 200
