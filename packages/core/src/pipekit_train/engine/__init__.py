@@ -80,6 +80,7 @@ from ._save_clock import SaveClock as SaveClock
 from ._schedule import Schedule as Schedule
 from ._schedule import event_intervals as event_intervals
 from ._schedule import next_event_step as next_event_step
+from ._schedule import regular_chunk as regular_chunk
 from ._store import CheckpointStore as CheckpointStore
 from ._store import StepFiles as StepFiles
 from ._store import StepUnreadable as StepUnreadable
@@ -132,6 +133,7 @@ __all__ = [
     "StepCheckpointer",
     "StepProgram",
     "event_intervals",
+    "regular_chunk",
     "host_event",
     "next_event_step",
     "record_window",

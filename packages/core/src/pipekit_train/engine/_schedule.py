@@ -41,6 +41,16 @@ def event_intervals(loop: LoopView, *, checkpointing: bool | None = None) -> lis
     return sorted(set(intervals))
 
 
+def regular_chunk(loop: LoopView, *, checkpointing: bool, steps_per_call: int) -> int:
+    """The length most of ``loop``'s fused calls have: ``steps_per_call``, cut to the
+    greatest common divisor of its event cadences (a log every 50 steps and 100 steps a call
+    fuse 50 at a time). A backend that compiles one fixed scan length compiles this one."""
+    from math import gcd
+
+    every = event_intervals(loop, checkpointing=checkpointing)
+    return max(1, min(int(steps_per_call), gcd(*every) if every else int(steps_per_call)))
+
+
 def next_event_step(step: int, intervals: Sequence[int], max_steps: int) -> int:
     """The first step after ``step`` at which a host event is due."""
     candidates = [(step // n + 1) * n for n in intervals]

@@ -24,8 +24,10 @@ and hands it to :func:`build_program`, which returns a :class:`Program` for
   it while the next call donates the carry), its abstract template, and back;
 - **few compilations**: by default each distinct chunk length compiles once
   (``chunking="exact"``); samplers whose step compiles slowly pass
-  ``fixed_chunk=K`` to compile only a ``K``-step scan and the one-step call
-  (a shorter chunk runs as single steps).
+  ``fixed_chunk=K`` to compile only one scan length and the one-step call (a
+  chunk of another length runs as that scan and single steps); ``run_program``
+  cuts ``K`` to the loop's regular chunk (``engine.regular_chunk``), so a log
+  every 50 steps with ``K = 100`` compiles the 50-step scan every chunk uses.
 
 Metrics and outputs always come back with a leading axis of the chunk length
 (also for one step), possibly with more axes (chains); the driver keeps one
@@ -37,7 +39,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pipekit_train.engine import BatchStream, DriverResult, Phase, StepProgram, run_driver
+from pipekit_train.engine import (
+    BatchStream,
+    DriverResult,
+    Phase,
+    StepProgram,
+    regular_chunk,
+    run_driver,
+)
 from pipekit_train.jax._deps import missing_jax_extra
 
 if TYPE_CHECKING:
@@ -112,7 +121,8 @@ class Program(StepProgram):
         self._fetch = fetch if fetch is not None else jax.device_get
         self._place_batch = place_batch
         self._place_chunk = place_chunk
-        self._fixed_chunk = fixed_chunk
+        #: the one scan length compiled (with the one-step call), or None: every length
+        self.fixed_chunk = fixed_chunk
         self._donate = donate
         if carry_shardings is not None:
             shardings = list(jax.tree_util.tree_leaves(carry_shardings))
@@ -192,7 +202,7 @@ class Program(StepProgram):
     def train_chunk(self, carry: Any, batches: Any, step: int, num_steps: int) -> tuple[Any, ...]:
         """Run steps ``step+1 … step+num_steps``; metrics and outputs lead with ``num_steps``."""
         phase = self._phase_name(step)
-        fixed = self._fixed_chunk
+        fixed = self.fixed_chunk
         if fixed is not None and num_steps not in (1, fixed):
             return self._in_compiled_sizes(carry, batches, step, num_steps, fixed)
         s = jnp.asarray(step, dtype=jnp.int32)
@@ -350,6 +360,15 @@ def run_program(
     may record what the checkpointer adds) when it has one; process 0 writes metrics;
     ``hooks``, the backend's own callbacks (``run_driver``).
     """
+    if program.fixed_chunk is not None:
+        # A fixed scan length longer than the loop's events allow would never be called
+        # (every chunk shorter, so run as single steps): compile the loop's regular length.
+        program.fixed_chunk = min(
+            program.fixed_chunk,
+            regular_chunk(
+                loop, checkpointing=checkpointer is not None, steps_per_call=steps_per_call
+            ),
+        )
     return run_driver(
         loop,
         program,

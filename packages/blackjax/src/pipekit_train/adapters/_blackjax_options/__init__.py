@@ -129,7 +129,8 @@ COMMON_SPECS: tuple[OptionSpec, ...] = (
         "steps_per_call",
         "int",
         100,
-        "draws per compiled call (the fixed chunk)",
+        "draws per compiled call at most: one scan compiles, this cut to the event "
+        "cadences' common divisor, and shorter chunks run as single draws",
         low=1,
         what="an integer >= 1",
     ),

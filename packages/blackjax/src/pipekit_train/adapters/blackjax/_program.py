@@ -66,7 +66,8 @@ def build_sampler_program(
     """The driver program of ``sampler``; ``postprocess`` maps one chain's position to sites.
 
     ``fixed_chunk``: the run passes its ``steps_per_call``, so each phase compiles only
-    that scan and the one-step call (shorter chunks run as single steps).
+    one scan (``run_program`` cuts it to the loop's regular chunk, core's ``regular_chunk``)
+    and the one-step call (shorter chunks run as single steps).
     """
     carry = _strong(sampler.carry)
     collect = {p.name for p in sampler.phases if p.collect}

@@ -119,6 +119,13 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
     ),
     _bool("x64", True, "sample in float64, as Stan and PyMC do (false: float32)"),
     RESUME_OPTION,
-    OptionSpec("steps_per_call", "int", 100, "MCMC steps per compiled call", low=1),
+    OptionSpec(
+        "steps_per_call",
+        "int",
+        100,
+        "draws per compiled call at most: one scan compiles, this cut to the event "
+        "cadences' common divisor, and shorter chunks run as single draws",
+        low=1,
+    ),
     compilation_cache_option(),
 )

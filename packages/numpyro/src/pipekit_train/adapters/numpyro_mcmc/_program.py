@@ -38,12 +38,20 @@ def _metrics(draw: dict[str, Any]) -> dict[str, Any]:
     return {name: draw[name] for name in STAT_NAMES}
 
 
-def build_sampler_program(chain: ChainStep, state: Any, seed: int) -> Program:
+def build_sampler_program(
+    chain: ChainStep, state: Any, seed: int, *, fixed_chunk: int | None = None
+) -> Program:
     """A program of ``num_warmup`` warmup steps (no trace) and ``num_samples`` draws.
 
     Both phases run the *same* step (NumPyro's ``sample`` adapts while ``state.i <
     num_warmup``, as in ``MCMC.run``), so one chunk length compiles one program for
     warmup and sampling alike; the warmup's outputs are simply not collected.
+
+    ``fixed_chunk``: the run's ``steps_per_call``. A NUTS scan compiles for ~1.3 s (eight
+    schools, 2 cores), so only the loop's regular chunk length compiles (core's
+    ``regular_chunk``) with the one-step call, and a chunk of another length (a phase
+    ending between two events, a kill signal) runs as single steps: the same transition
+    behind the same ``jit`` boundary, so the same bits.
     """
 
     def step(carry: Any, batch: Any, key: jax.Array) -> tuple[Any, ...]:
@@ -62,4 +70,5 @@ def build_sampler_program(chain: ChainStep, state: Any, seed: int) -> Program:
             Phase("warmup", task.num_warmup, collect=False),
             Phase("sampling", task.num_samples, collect=True),
         ],
+        fixed_chunk=fixed_chunk,
     )

@@ -184,7 +184,7 @@ def _run(
     from pipekit_train.jax.checkpoint import checkpointer_for
 
     checkpointer = checkpointer_for(loop, fp, resume=options.resume, async_save=False)
-    program = build_sampler_program(chain, state, loop.seed)
+    program = build_sampler_program(chain, state, loop.seed, fixed_chunk=options.steps_per_call)
     result = run_program(
         loop,
         program,
