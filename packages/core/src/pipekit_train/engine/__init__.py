@@ -48,6 +48,7 @@ from ._options import RESUME_OPTION as RESUME_OPTION
 from ._options import OptionSpec as OptionSpec
 from ._options import ParsedOptions as ParsedOptions
 from ._options import compilation_cache_option as compilation_cache_option
+from ._options import draws_per_call_option as draws_per_call_option
 from ._options import num_data_option as num_data_option
 from ._options import optimizer_id_option as optimizer_id_option
 from ._options import options_markdown as options_markdown
@@ -116,6 +117,7 @@ __all__ = [
     "ParsedOptions",
     "RESUME_OPTION",
     "compilation_cache_option",
+    "draws_per_call_option",
     "num_data_option",
     "optimizer_id_option",
     "options_markdown",

@@ -302,6 +302,20 @@ def compilation_cache_option() -> OptionSpec:
     )
 
 
+def draws_per_call_option(default: int = 100) -> OptionSpec:
+    """``steps_per_call`` of a sampler whose step compiles slowly: one scan length compiles
+    (``run_program`` cuts it to the loop's regular chunk, decision 0216)."""
+    return OptionSpec(
+        "steps_per_call",
+        "int",
+        default,
+        "draws per compiled call at most: one scan compiles, this cut to the event "
+        "cadences' common divisor, and shorter chunks run as single draws",
+        low=1,
+        what="an integer >= 1",
+    )
+
+
 def num_data_option() -> OptionSpec:
     """``num_data``: the dataset size N that scales a minibatch likelihood (a stream needs it)."""
     return OptionSpec(

@@ -16,6 +16,7 @@ from pipekit_train.engine import (
     RESUME_OPTION,
     OptionSpec,
     compilation_cache_option,
+    draws_per_call_option,
     num_data_option,
 )
 from pipekit_train.errors import ConfigError, closest
@@ -125,15 +126,7 @@ COMMON_SPECS: tuple[OptionSpec, ...] = (
     ),
     OptionSpec("x64", "bool", True, "sample in float64, as Stan and PyMC do (false: float32)"),
     RESUME_OPTION,
-    OptionSpec(
-        "steps_per_call",
-        "int",
-        100,
-        "draws per compiled call at most: one scan compiles, this cut to the event "
-        "cadences' common divisor, and shorter chunks run as single draws",
-        low=1,
-        what="an integer >= 1",
-    ),
+    draws_per_call_option(),
     compilation_cache_option(),
     OptionSpec("shuffle", "bool", True, "shuffle the minibatches of sgld / sghmc"),
     OptionSpec(

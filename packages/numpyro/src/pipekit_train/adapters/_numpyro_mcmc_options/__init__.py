@@ -9,7 +9,12 @@ need more than the spec (a user's kernel object, site groups, arrays, ``init_val
 from __future__ import annotations
 
 from pipekit_train.adapters._bayes_options import INIT_JITTER_OPTION, SAMPLER_ALIASES
-from pipekit_train.engine import RESUME_OPTION, OptionSpec, compilation_cache_option
+from pipekit_train.engine import (
+    RESUME_OPTION,
+    OptionSpec,
+    compilation_cache_option,
+    draws_per_call_option,
+)
 
 __all__ = ["OPTION_SPECS", "ALIASES", "INIT_STRATEGIES", "KERNELS", "CHAIN_METHODS"]
 
@@ -119,13 +124,6 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
     ),
     _bool("x64", True, "sample in float64, as Stan and PyMC do (false: float32)"),
     RESUME_OPTION,
-    OptionSpec(
-        "steps_per_call",
-        "int",
-        100,
-        "draws per compiled call at most: one scan compiles, this cut to the event "
-        "cadences' common divisor, and shorter chunks run as single draws",
-        low=1,
-    ),
+    draws_per_call_option(),
     compilation_cache_option(),
 )
