@@ -1,9 +1,11 @@
 """A backend's fixed scan length (``fixed_chunk``) is cut to the loop's regular chunk.
 
 With 100 steps a call and a log every 5 steps every chunk is at most 5 steps long, so a
-100-step scan would never run and each chunk would run as single steps. ``run_program``
-compiles the loop's regular length instead (``regular_chunk``: ``steps_per_call`` cut to
-the greatest common divisor of the event cadences), and the bits stay those of single steps.
+100-step scan would never run and each chunk would run as single steps. In a run of at
+least ``SCAN_REPAID_AFTER`` such chunks ``run_program`` compiles the loop's regular length
+instead (``regular_chunk``: ``steps_per_call`` cut to the greatest common divisor of the
+event cadences), and the bits stay those of single steps; a shorter run keeps single steps
+(one compile fewer).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from _program_helpers import as_numpy, make_program, toy_loop
 
 from pipekit_train import Callback
 from pipekit_train.engine import regular_chunk
-from pipekit_train.jax.program import run_program
+from pipekit_train.jax.program import SCAN_REPAID_AFTER, run_program
 
 
 class Every(Callback):
@@ -22,8 +24,8 @@ class Every(Callback):
         self.every_n_steps = n
 
 
-def _run(steps_per_call: int, fixed: int | None):
-    program = make_program(fixed_chunk=fixed)
+def _run(steps_per_call: int, fixed: int | None, sample_steps: int = 130):
+    program = make_program(sample_steps=sample_steps, fixed_chunk=fixed)
     result = run_program(
         toy_loop(), program, data=None, checkpointer=None, steps_per_call=steps_per_call
     )
@@ -33,13 +35,24 @@ def _run(steps_per_call: int, fixed: int | None):
 def test_a_longer_fixed_scan_compiles_the_log_cadence_and_keeps_the_bits():
     _, single, single_result = _run(1, None)
     program, carry, result = _run(100, 100)
-    # log every 5; phases of 12 and 30 steps: the 2- and 3-step chunks at the phase end
+    # log every 5; phases of 12 and 130 steps: the 2- and 3-step chunks at the phase end
     # run as single steps, every other chunk through the one 5-step scan
+    assert 12 + 130 >= SCAN_REPAID_AFTER * 5
     assert program.fixed_chunk == 5
     assert sorted({k for _, k in program._compiled}) == [1, 5]
     for name in single:
         np.testing.assert_array_equal(carry[name], single[name])
     np.testing.assert_array_equal(result.trace["theta"], single_result.trace["theta"])
+
+
+def test_a_short_run_keeps_single_steps_and_compiles_no_scan():
+    _, single, _ = _run(1, None, sample_steps=30)
+    program, carry, _ = _run(100, 100, sample_steps=30)
+    assert 12 + 30 < SCAN_REPAID_AFTER * 5
+    assert program.fixed_chunk == 100  # never reached: every chunk is at most 5 steps
+    assert sorted({k for _, k in program._compiled}) == [1]
+    for name in single:
+        np.testing.assert_array_equal(carry[name], single[name])
 
 
 @pytest.mark.parametrize(

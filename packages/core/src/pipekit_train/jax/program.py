@@ -26,8 +26,9 @@ and hands it to :func:`build_program`, which returns a :class:`Program` for
   (``chunking="exact"``); samplers whose step compiles slowly pass
   ``fixed_chunk=K`` to compile only one scan length and the one-step call (a
   chunk of another length runs as that scan and single steps); ``run_program``
-  cuts ``K`` to the loop's regular chunk (``engine.regular_chunk``), so a log
-  every 50 steps with ``K = 100`` compiles the 50-step scan every chunk uses.
+  cuts ``K`` to the loop's regular chunk (``engine.regular_chunk``) in a run
+  of at least ``SCAN_REPAID_AFTER`` such chunks, so a long run with a log every
+  50 steps and ``K = 100`` compiles the 50-step scan every chunk uses.
 
 Metrics and outputs always come back with a leading axis of the chunk length
 (also for one step), possibly with more axes (chains); the driver keeps one
@@ -67,6 +68,12 @@ __all__ = [
 ]
 
 StepFn = Callable[[Any, Any, jax.Array], tuple[Any, ...]]
+
+#: A run of at least this many regular chunks compiles the regular scan (``run_program``):
+#: a slow-compiling step's scan costs about a second to compile (a NUTS transition, 2
+#: cores) and a single-step call ~0.3 ms of dispatch a step, so a shorter run keeps single
+#: steps.
+SCAN_REPAID_AFTER = 20
 
 
 def _copy_leaf(x: Any) -> Any:
@@ -362,13 +369,14 @@ def run_program(
     """
     if program.fixed_chunk is not None:
         # A fixed scan length longer than the loop's events allow would never be called
-        # (every chunk shorter, so run as single steps): compile the loop's regular length.
-        program.fixed_chunk = min(
-            program.fixed_chunk,
-            regular_chunk(
-                loop, checkpointing=checkpointer is not None, steps_per_call=steps_per_call
-            ),
+        # (every chunk shorter, so run as single steps): a run long enough to repay one more
+        # compile compiles the loop's regular length instead (decision 0216).
+        regular = regular_chunk(
+            loop, checkpointing=checkpointer is not None, steps_per_call=steps_per_call
         )
+        total = sum(p.steps for p in program.phases) if program.phases else int(loop.max_steps)
+        if regular < program.fixed_chunk and total >= SCAN_REPAID_AFTER * regular:
+            program.fixed_chunk = regular
     return run_driver(
         loop,
         program,
