@@ -35,6 +35,7 @@ from ._data_order import eval_batches as eval_batches
 from ._data_order import refuse_shuffle_option as refuse_shuffle_option
 from ._driver import DriverResult as DriverResult
 from ._driver import run_driver as run_driver
+from ._driver import total_steps as total_steps
 from ._events import EventOutcome as EventOutcome
 from ._events import EventSite as EventSite
 from ._events import host_event as host_event
@@ -136,6 +137,7 @@ __all__ = [
     "StepProgram",
     "event_intervals",
     "regular_chunk",
+    "total_steps",
     "host_event",
     "next_event_step",
     "record_window",

@@ -135,7 +135,7 @@ def run_driver(
     """
     started = time.perf_counter()
     phases = _phases_of(program, loop)
-    total = sum(p.steps for p in phases)
+    total = total_steps(program, loop)
     ends = _phase_ends(phases)
     state = TrainerCarryState(
         step=0,
@@ -294,6 +294,11 @@ def _phases_of(program: StepProgram, loop: LoopView) -> list[Phase]:
     if not phases:
         return [Phase("train", int(loop.max_steps), collect=True)]
     return phases
+
+
+def total_steps(program: StepProgram, loop: LoopView) -> int:
+    """The steps ``run_driver`` runs ``program`` for: its phases', or ``loop.max_steps``."""
+    return sum(p.steps for p in _phases_of(program, loop))
 
 
 def _phase_ends(phases: Sequence[Phase]) -> list[int]:

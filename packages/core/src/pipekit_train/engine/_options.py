@@ -309,8 +309,8 @@ def draws_per_call_option(default: int = 100) -> OptionSpec:
         "steps_per_call",
         "int",
         default,
-        "draws per compiled call at most: one scan compiles, this cut to the event "
-        "cadences' common divisor, and shorter chunks run as single draws",
+        "draws per compiled call at most: one scan compiles (in a run of 20 chunks or more "
+        "cut to the event cadences' common divisor), other chunks run as single draws",
         low=1,
         what="an integer >= 1",
     )

@@ -47,8 +47,9 @@ def regular_chunk(loop: LoopView, *, checkpointing: bool, steps_per_call: int) -
     fuse 50 at a time). A backend that compiles one fixed scan length compiles this one."""
     from math import gcd
 
+    # event_intervals always holds the log cadence, so the divisor is never gcd() == 0
     every = event_intervals(loop, checkpointing=checkpointing)
-    return max(1, min(int(steps_per_call), gcd(*every) if every else int(steps_per_call)))
+    return max(1, min(int(steps_per_call), gcd(*every)))
 
 
 def next_event_step(step: int, intervals: Sequence[int], max_steps: int) -> int:

@@ -47,6 +47,7 @@ from pipekit_train.engine import (
     StepProgram,
     regular_chunk,
     run_driver,
+    total_steps,
 )
 from pipekit_train.jax._deps import missing_jax_extra
 
@@ -374,8 +375,8 @@ def run_program(
         regular = regular_chunk(
             loop, checkpointing=checkpointer is not None, steps_per_call=steps_per_call
         )
-        total = sum(p.steps for p in program.phases) if program.phases else int(loop.max_steps)
-        if regular < program.fixed_chunk and total >= SCAN_REPAID_AFTER * regular:
+        long_run = total_steps(program, loop) >= SCAN_REPAID_AFTER * regular
+        if regular < program.fixed_chunk and long_run:
             program.fixed_chunk = regular
     return run_driver(
         loop,

@@ -48,8 +48,8 @@ def build_sampler_program(
     warmup and sampling alike; the warmup's outputs are simply not collected.
 
     ``fixed_chunk``: the run's ``steps_per_call``. A NUTS scan compiles for ~1.3 s (eight
-    schools, 2 cores), so only the loop's regular chunk length compiles (core's
-    ``regular_chunk``) with the one-step call, and a chunk of another length (a phase
+    schools, 2 cores), so one scan length compiles (in a long run the loop's regular
+    chunk, core's ``regular_chunk``) with the one-step call, and a chunk of another length (a phase
     ending between two events, a kill signal) runs as single steps: the same transition
     behind the same ``jit`` boundary, so the same bits.
     """
