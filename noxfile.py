@@ -64,15 +64,23 @@ def _uv_sync(session: nox.Session, *args: str) -> None:
     )
 
 
-def _test_env(session: nox.Session) -> dict[str, str]:
-    """TEST_ENV plus one persistent JAX compilation cache for the whole session.
+#: The one persistent JAX compilation cache of every test session (``_test_env``).
+COMPILATION_CACHE = ROOT / ".nox" / "jax-compilation-cache"
 
-    Every JAX process of the session — pytest itself and the subprocesses the resume and CLI
-    tests start — reads and writes the same cache folder, so a program that several tests
-    compile (the digits MLP's training chunk, eight schools' NUTS chunk) is compiled once per
-    session. A cache hit returns the same executable, so bits are unchanged.
+
+def _test_env(session: nox.Session) -> dict[str, str]:
+    """TEST_ENV plus one persistent JAX compilation cache for every session.
+
+    Every JAX process — pytest itself and the subprocesses the resume and CLI tests start, in
+    this session and the ones after it — reads and writes the same cache folder, so a program
+    that several tests compile (the digits MLP's training chunk, eight schools' NUTS chunk,
+    NumPyro's eager operations, which the bayes, numpyro and integration tests all run) is
+    compiled once per CI run. An entry's key holds the program, the compile options and the
+    JAX and jaxlib versions, so a `lowest` cell never reads another version's entry; a hit
+    returns the same executable, so bits are unchanged.
     """
-    cache = Path(session.create_tmp()).resolve() / "jax-compilation-cache"
+    cache = COMPILATION_CACHE.resolve()
+    cache.mkdir(parents=True, exist_ok=True)
     return {
         **TEST_ENV,
         "JAX_COMPILATION_CACHE_DIR": str(cache),
@@ -297,7 +305,7 @@ def docs(session: nox.Session) -> None:
         "no:cacheprovider",
         *docs_test_paths(),
         *session.posargs,
-        env=TEST_ENV,
+        env=_test_env(session),
     )
 
 
@@ -326,7 +334,7 @@ def wheels(session: nox.Session) -> None:
         "--work",
         str(tmp / "venvs"),
         *session.posargs,
-        env=TEST_ENV,
+        env=_test_env(session),
     )
 
 
