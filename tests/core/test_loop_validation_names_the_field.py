@@ -42,6 +42,8 @@ CASES: list[tuple[str, dict[str, Any], str, str]] = [
     ),
     ("seed='a'", {"seed": "a"}, "seed", "seed"),
     ("seed=1.0", {"seed": 1.0}, "seed", "seed"),
+    ("seed=2**63", {"seed": 2**63}, "seed", "64 bits"),
+    ("seed=-2**63-1", {"seed": -(2**63) - 1}, "seed", "64 bits"),
     (
         "optimizer_config-not-a-dict",
         {"optimizer_config": "adam"},

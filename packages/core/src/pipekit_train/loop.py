@@ -214,6 +214,14 @@ class TrainingLoop:
             raise ConfigError(
                 f"TrainingLoop.seed must be an integer, got {self.seed!r}", field="seed"
             )
+        if not -(2**63) <= self.seed < 2**63:
+            # JAX's PRNGKey and torch's manual_seed take a 64-bit integer; beyond it both
+            # raised a bare OverflowError from inside the library, at the run's start.
+            raise ConfigError(
+                f"TrainingLoop.seed must fit in 64 bits (-2**63 <= seed < 2**63), got "
+                f"{self.seed!r}; give a smaller seed",
+                field="seed",
+            )
         from .optimizers import is_transformation, validate_optimizer_config
 
         # The user's own optax.GradientTransformation (Python only) is kept as given;

@@ -33,6 +33,13 @@ __all__ = ["screened_starts", "Screened", "DISCRETE"]
 DISCRETE = "discrete latent site"
 
 
+#: XLA options for the screen, a program run once on a few candidates, where compiling is
+#: nearly all its cost: LLVM's optimisation off cut its compile 0.54 -> 0.35 s on eight schools
+#: (three fresh processes each). Only the choice among the candidates rests on its arithmetic,
+#: and the starts came out the same bits (seeds 0-11, four chains).
+_RUN_ONCE = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
+
+
 class Screened(NamedTuple):
     """The screen's answer: ``starts`` (``{site: (num_chains, …)}``), or None and ``reason``,
     why every chain starts as NumPyro's own ``init_to_uniform`` would instead."""
@@ -111,13 +118,6 @@ def screened_starts(
     if not bool(found):
         return Screened(None, "no valid candidate for some chain")
     return Screened(starts)
-
-
-#: XLA options for the screen, a program run once on a few candidates, where compiling is
-#: nearly all its cost: LLVM's optimisation off cut its compile 0.54 -> 0.35 s on eight schools
-#: (three fresh processes each). Only the choice among the candidates rests on its arithmetic,
-#: and the starts came out the same bits (seeds 0-11, four chains).
-_RUN_ONCE = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
 
 
 class _Discrete(ValueError):
