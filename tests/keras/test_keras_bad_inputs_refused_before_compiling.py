@@ -10,6 +10,7 @@ from pathlib import Path
 import keras
 import pytest
 from _keras_helpers import digits, mlp
+from case_ids import case_id
 from compile_watch import assert_refused_before_compiling, compiles
 from user_files import plant
 
@@ -56,7 +57,7 @@ def _loop(run_dir: Path, options: dict) -> TrainingLoop:
     )
 
 
-@pytest.mark.parametrize(("options", "field", "words"), CASES, ids=[str(c[0]) for c in CASES])
+@pytest.mark.parametrize(("options", "field", "words"), CASES, ids=[case_id(c[0]) for c in CASES])
 def test_refused(tmp_path: Path, options: dict, field: str, words: str) -> None:
     run_dir = tmp_path / "run"
     plant(run_dir)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import torch
 from _lightning_helpers import loop
+from case_ids import case_id
 from user_files import plant, snapshot
 
 from pipekit_train import Callback
@@ -67,7 +68,7 @@ def fits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 def _ids(case: Any) -> str:
     values = case.values if hasattr(case, "values") else case
-    return str(values[0])
+    return case_id(values[0])
 
 
 @pytest.mark.parametrize(("options", "field", "words"), CASES, ids=[_ids(c) for c in CASES])

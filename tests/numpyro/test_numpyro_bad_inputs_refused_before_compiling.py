@@ -12,6 +12,7 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 import pytest
+from case_ids import case_id
 from compile_watch import assert_refused_before_compiling, compiles
 from user_files import plant
 
@@ -89,12 +90,12 @@ def _refused(backend: str, tmp_path: Path, options: dict, field: str, words: str
     assert_refused_before_compiling(loop.run, ConfigError, field, words, run_dir)
 
 
-@pytest.mark.parametrize(("options", "field", "words"), SVI, ids=[str(c[0]) for c in SVI])
+@pytest.mark.parametrize(("options", "field", "words"), SVI, ids=[case_id(c[0]) for c in SVI])
 def test_svi_refuses(tmp_path: Path, options: dict, field: str, words: str) -> None:
     _refused("numpyro-svi", tmp_path, options, field, words)
 
 
-@pytest.mark.parametrize(("options", "field", "words"), MCMC, ids=[str(c[0]) for c in MCMC])
+@pytest.mark.parametrize(("options", "field", "words"), MCMC, ids=[case_id(c[0]) for c in MCMC])
 def test_mcmc_refuses(tmp_path: Path, options: dict, field: str, words: str) -> None:
     _refused("numpyro-mcmc", tmp_path, options, field, words)
 
