@@ -5,9 +5,12 @@ Eight schools noncentered (the NumPyro model through the bayes bridge), NUTS, 1 
 - 14: steady-state draws/s of ``backend="blackjax"`` (per-draw metrics on, a checkpoint
   every 500 draws, ``steps_per_call`` 500, log every 500) ÷ a raw BlackJAX NUTS loop in
   ``jax.lax.scan`` (``jax.jit`` of a scan over ``nuts.step``, the draws and info returned),
-  same model, start, seed and adapted step size / mass matrix (read from the backend's
-  ``backend_info["adapted"]``, so both build the same trajectories' lengths); interleaved
-  rounds in this process, compilation outside the windows.
+  same model, start, seed, precision and adapted step size / mass matrix (read from the
+  backend's ``backend_info["adapted"]`` and ``["x64"]``, so both build the same
+  trajectories' lengths in the same float width: the backend samples in float64 by default,
+  decision 0124, where a raw script runs JAX's float32); interleaved rounds in this
+  process, compilation outside the windows.
+- 14i: the loop's cost at float32: the backend with ``x64: False`` ÷ the raw loop in float32.
 - 14f: as 14 with ``Checkpoint()``'s default cadence (every 500 draws, no more often than
   25× a save's whole cost) over a window of 40,000 draws (long enough to hold several saves).
 - 14b: the same backend rate ÷ the one-draw Python loop most users write
@@ -40,9 +43,10 @@ def backend_loop(
     callbacks: list[Any],
     cache_dir: str | None = None,
     every: int | None = 500,
+    x64: bool | None = None,
 ) -> Any:
     """The blackjax run of these cases (``cache_dir``: its persistent compilation cache;
-    ``every=None``: the default checkpoint cadence)."""
+    ``every=None``: the default checkpoint cadence; ``x64``: the option, None its default)."""
     import posteriordb_models as pdb
 
     from pipekit_train import Checkpoint, TrainingLoop
@@ -61,6 +65,7 @@ def backend_loop(
             "target_accept": 0.9,
             "steps_per_call": K,
             **({"compilation_cache": cache_dir} if cache_dir else {}),
+            **({"x64": x64} if x64 is not None else {}),
         },
         log_every_n_steps=K,
         checkpoint_dir=checkpoint_dir,
@@ -69,28 +74,42 @@ def backend_loop(
 
 
 class RawNuts:
-    """The raw BlackJAX loops on the same log density and start as the backend's."""
+    """The raw BlackJAX loops on the same log density and start as the backend's.
 
-    def __init__(self, step_size: Any = None, imm: Any = None) -> None:
+    ``x64``: run in float64 (every array made and every program traced under
+    ``jax.enable_x64``), as the backend does by default; False is a raw script's float32.
+    """
+
+    def __init__(self, step_size: Any = None, imm: Any = None, *, x64: bool = False) -> None:
         import blackjax
         import jax
-        import jax.numpy as jnp
-        import posteriordb_models as pdb
 
-        from pipekit_train.adapters.bayes import log_density_from_model
+        self.blackjax, self.jax, self.x64 = blackjax, jax, bool(x64)
+        with self.precision():
+            import jax.numpy as jnp
+            import posteriordb_models as pdb
 
-        x, y = schools()
-        init_key, self.key = jax.random.split(jax.random.PRNGKey(SEED))
-        bridge = log_density_from_model(
-            pdb.eight_schools, jnp.asarray(x), jnp.asarray(y), rng_key=init_key, num_chains=1
-        )
-        self.logdensity = bridge.logdensity_fn
-        self.position = jax.tree_util.tree_map(lambda a: a[0], bridge.init_position)
-        self.blackjax, self.jax = blackjax, jax
-        if step_size is not None:
-            self.set_params(step_size, imm)
+            from pipekit_train.adapters.bayes import log_density_from_model
+
+            x, y = schools()
+            init_key, self.key = jax.random.split(jax.random.PRNGKey(SEED))
+            bridge = log_density_from_model(
+                pdb.eight_schools, jnp.asarray(x), jnp.asarray(y), rng_key=init_key, num_chains=1
+            )
+            self.logdensity = bridge.logdensity_fn
+            self.position = jax.tree_util.tree_map(lambda a: a[0], bridge.init_position)
+            if step_size is not None:
+                self.set_params(step_size, imm)
+
+    def precision(self) -> Any:
+        """The float width of this loop, as a context (``jax.enable_x64``)."""
+        return self.jax.enable_x64(self.x64)
 
     def set_params(self, step_size: Any, imm: Any) -> None:
+        with self.precision():
+            self._set_params(step_size, imm)
+
+    def _set_params(self, step_size: Any, imm: Any) -> None:
         jnp = self.jax.numpy
         nuts = self.blackjax.nuts(self.logdensity, jnp.asarray(step_size), jnp.asarray(imm))
         self.nuts = nuts
@@ -104,45 +123,59 @@ class RawNuts:
         self.step = self.jax.jit(nuts.step)
 
     def scan_seconds(self, n: int) -> float:
-        keys = self.jax.random.split(self.key, n)
-        self.jax.block_until_ready(self.scan(self.state, keys))  # compile, untimed
-        start = time.perf_counter()
-        self.jax.block_until_ready(self.scan(self.state, keys))
-        return time.perf_counter() - start
+        with self.precision():
+            keys = self.jax.random.split(self.key, n)
+            self.jax.block_until_ready(self.scan(self.state, keys))  # compile, untimed
+            start = time.perf_counter()
+            self.jax.block_until_ready(self.scan(self.state, keys))
+            return time.perf_counter() - start
 
     def python_seconds(self, n: int) -> float:
-        keys = self.jax.random.split(self.key, n)
-        state, _ = self.step(keys[0], self.state)  # compile, untimed
-        draws = []
-        start = time.perf_counter()
-        for i in range(n):
-            state, info = self.step(keys[i], state)
-            draws.append(state.position)
-        self.jax.block_until_ready(draws)
-        return time.perf_counter() - start
+        with self.precision():
+            keys = self.jax.random.split(self.key, n)
+            state, _ = self.step(keys[0], self.state)  # compile, untimed
+            draws = []
+            start = time.perf_counter()
+            for i in range(n):
+                state, info = self.step(keys[i], state)
+                draws.append(state.position)
+            self.jax.block_until_ready(draws)
+            return time.perf_counter() - start
 
     def whole_run(self, num_samples: int) -> Any:
         """``window_adaptation(...).run`` then the scan loop: a raw user's whole run."""
         wa = self.blackjax.window_adaptation(
             self.blackjax.nuts, self.logdensity, target_acceptance_rate=0.9
         )
-        warm_key, key = self.jax.random.split(self.key)
-        (state, params), _ = wa.run(warm_key, self.position, num_steps=WARMUP)
-        self.set_params(params["step_size"], params["inverse_mass_matrix"])
-        self.state, self.key = state, key
-        keys = self.jax.random.split(key, num_samples)
-        return self.jax.device_get(self.scan(self.state, keys)[1][0])
+        with self.precision():
+            warm_key, key = self.jax.random.split(self.key)
+            (state, params), _ = wa.run(warm_key, self.position, num_steps=WARMUP)
+            self.set_params(params["step_size"], params["inverse_mass_matrix"])
+            self.state, self.key = state, key
+            keys = self.jax.random.split(key, num_samples)
+            return self.jax.device_get(self.scan(self.state, keys)[1][0])
+
+
+def _raw_like(info: dict[str, Any]) -> RawNuts:
+    """The raw loops with a backend run's adapted parameters, in its float width."""
+    adapted = info["adapted"]  # per chain: one chain here
+    return RawNuts(
+        adapted["step_size"][0], adapted["inverse_mass_matrix"][0], x64=bool(info["x64"])
+    )
 
 
 def case_backend_vs_raw_nuts(s: Settings) -> list[Row]:
-    """14 and 14b: steady-state draws/s, interleaved rounds in this process."""
+    """14, 14a, 14b, 14i: steady-state draws/s, interleaved rounds in this process."""
     window = 2500  # draws 1000..3500 of the sampling phase, between two host events
     first, last = WARMUP + 500, WARMUP + 500 + window
     ours: list[float] = []
     no_ckpt: list[float] = []
     scan: list[float] = []
     python: list[float] = []
+    f32: list[float] = []
+    scan32: list[float] = []
     raw: RawNuts | None = None
+    raw32: RawNuts | None = None
 
     def backend(checkpoint: bool = True) -> None:
         nonlocal raw
@@ -152,35 +185,54 @@ def case_backend_vs_raw_nuts(s: Settings) -> list[Row]:
             _, info = backend_loop(last - WARMUP, checkpoint_dir=ckpt, callbacks=[stamps]).run()
         (ours if checkpoint else no_ckpt).append((stamps.at[last] - stamps.at[first]) / window)
         if raw is None:
-            adapted = info["adapted"]  # per chain: one chain here
-            raw = RawNuts(adapted["step_size"][0], adapted["inverse_mass_matrix"][0])
+            raw = _raw_like(info)
+
+    def backend_f32() -> None:
+        nonlocal raw32
+        stamps = Stamps()
+        _, info = backend_loop(
+            last - WARMUP, checkpoint_dir=None, callbacks=[stamps], x64=False
+        ).run()
+        f32.append((stamps.at[last] - stamps.at[first]) / window)
+        if raw32 is None:
+            raw32 = _raw_like(info)
 
     def scan_loop() -> None:
         assert raw is not None
         scan.append(raw.scan_seconds(window) / window)
 
+    def scan32_loop() -> None:
+        assert raw32 is not None
+        scan32.append(raw32.scan_seconds(window) / window)
+
     def python_loop() -> None:
         assert raw is not None
         python.append(raw.python_seconds(500) / 500)
 
-    backend()  # the first round's backend run also sets the raw loops' parameters
+    backend()  # the first backend runs also set the raw loops' parameters and precision
+    backend_f32()
     ours.clear()
+    f32.clear()
+    runs = [backend, lambda: backend(False), scan_loop, python_loop, backend_f32, scan32_loop]
     for r in range(s.repeats):
-        for f in _rotate([backend, lambda: backend(False), scan_loop, python_loop], r):
+        for f in _rotate(runs, r):
             f()
         _say(
             f"  case 14 round {r + 1}: backend {1 / ours[-1]:,.0f} draws/s (no checkpoint "
-            f"{1 / no_ckpt[-1]:,.0f}), scan "
-            f"{1 / scan[-1]:,.0f} draws/s, python loop {1 / python[-1]:,.0f} draws/s"
+            f"{1 / no_ckpt[-1]:,.0f}, float32 {1 / f32[-1]:,.0f}), scan "
+            f"{1 / scan[-1]:,.0f} draws/s (float32 {1 / scan32[-1]:,.0f}), python loop "
+            f"{1 / python[-1]:,.0f} draws/s"
         )
     r_scan, r_py = paired_ratio(scan, ours), paired_ratio(python, ours)
     r_bare = paired_ratio(scan, no_ckpt)
+    width = "float64" if raw is not None and raw.x64 else "float32"
     rate = f"{1 / median(ours):,.0f} draws/s"
     return [
         Row(
             "14",
             "blackjax NUTS (per-draw metrics, checkpoint every 500, K=500) ÷ raw BlackJAX NUTS "
-            "in `jax.lax.scan`, eight schools, 1 chain, steady state",
+            f"in `jax.lax.scan`, eight schools, 1 chain, steady state, both {width} (the "
+            "backend's default)",
             rate,
             f"{1 / median(scan):,.0f} draws/s",
             f"{r_scan:.2f}",
@@ -209,6 +261,17 @@ def case_backend_vs_raw_nuts(s: Settings) -> list[Row]:
             None,
             {"ours": ours, "reference": python},
         ),
+        Row(
+            "14i",
+            "as 14a with `x64: False` ÷ the scan loop in float32 (a raw script's default): the "
+            "loop's cost at float32",
+            f"{1 / median(f32):,.0f} draws/s",
+            f"{1 / median(scan32):,.0f} draws/s",
+            f"{paired_ratio(scan32, f32):.2f}",
+            "report",
+            None,
+            {"ours": f32, "reference": scan32},
+        ),
     ]
 
 
@@ -236,8 +299,7 @@ def case_default_cadence(s: Settings) -> list[Row]:
             ).run()
         (ours if checkpoint else bare).append((stamps.at[last] - stamps.at[first]) / DEFAULT_WINDOW)
         if raw is None:
-            adapted = info["adapted"]
-            raw = RawNuts(adapted["step_size"][0], adapted["inverse_mass_matrix"][0])
+            raw = _raw_like(info)
 
     def scan_loop() -> None:
         assert raw is not None
@@ -257,7 +319,8 @@ def case_default_cadence(s: Settings) -> list[Row]:
         Row(
             "14f",
             "blackjax NUTS (per-draw metrics, `Checkpoint()`'s default cadence, K=500) ÷ raw "
-            f"BlackJAX NUTS in `jax.lax.scan`, eight schools, 1 chain, {DEFAULT_WINDOW:,} draws",
+            f"BlackJAX NUTS in `jax.lax.scan`, eight schools, 1 chain, {DEFAULT_WINDOW:,} draws, "
+            f"both {'float64' if raw is not None and raw.x64 else 'float32'}",
             f"{1 / median(ours):,.0f} draws/s",
             f"{1 / median(scan):,.0f} draws/s",
             f"{ratio:.2f}",

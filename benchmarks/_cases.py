@@ -507,8 +507,8 @@ def case_data_path(data: dict[str, np.ndarray], s: Settings) -> list[Row]:
 
 # -- case 5: async checkpoint every 100 and every 500 steps, and at the default cadence -------
 
-#: case id → (checkpoint cadence, target overhead in % of step time)
-CHECKPOINT_CADENCES = {"5": (100, 20.0), "5b": (500, 5.0)}
+#: case id → (checkpoint cadence, target overhead in % of step time; 5's is issue 34's)
+CHECKPOINT_CADENCES = {"5": (100, 10.0), "5b": (500, 5.0)}
 #: 5c: ``Checkpoint()``'s default cadence (every 500 steps, no more often than 25× a save's
 #: whole cost), timed over a window long enough to hold several of its saves.
 DEFAULT_CADENCE_TARGET, DEFAULT_CADENCE_WINDOW = 5.0, 10_000

@@ -42,7 +42,7 @@ FIRST_STEP = 50
 PEERS: dict[str, tuple[str, float | None]] = {
     "equinox": ("hand-written jit + donation + lax.scan script (case 8's loop)", None),
     "numpyro-svi": ("`svi.run`", 1.0),
-    "numpyro-mcmc": ("`MCMC.run`", 0.98),
+    "numpyro-mcmc": ("`MCMC.run`", 1.0),
     "blackjax": ("raw `window_adaptation` + `lax.scan`", None),
     "lightning": ("plain Lightning script (`Trainer(logger=False, ...)`)", 0.97),
     "keras": ("plain Keras `fit`", 0.97),

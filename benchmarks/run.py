@@ -85,7 +85,14 @@ _MCMC_ARVIZ = (
     "tests/numpyro/test_mcmc_compiles_no_more_than_mcmc_run.py). Since 2026-12-05 the "
     "default start is screened (decision 0213: 64 candidate starts weighed in one more "
     "compiled program, ~0.7 s cold), which MCMC.run does not do: a cold run read 0.92 "
-    "(0.95-1.09 before it); a warm cache pays nothing for it (11b)."
+    "(0.95-1.09 before it); a warm cache pays nothing for it (11b). 2026-12-06: 0.90 (4.62 "
+    "against 4.14 s, 5 rounds); the screen's trace and compile (~0.45 s, 16 candidates a "
+    "chain, LLVM optimisation off) is the gap. Measured and not taken: the screen run eagerly "
+    "(its op compilations are kernel.init's, which then took 0.73 s instead of 2.5, but the "
+    "16 eager evaluations cost more than the compile saved: 3.2 s against 2.9-3.3 s for "
+    "screen + init), and the NUTS scan compiled with LLVM optimisation off (0.15-0.25 s less "
+    "compile, slower sampling for every longer run). Neither float64 (the backend's default; "
+    "MCMC.run's is float32) nor writing the empty cache moves this row (measured)."
 )
 _CHECKPOINT_COST = (
     "Orbax's fixed cost per commit bounds it: one checkpoint cost {per_checkpoint_ms:.0f} ms "
@@ -106,8 +113,9 @@ _CHECKPOINT_COST = (
 )
 _BLACKJAX_CKPT = (
     "the checkpoint every 500 draws, measured by row 14a (the same run without checkpoint_dir, "
-    "per-draw metrics and the trace still on, is at ~0.9 of the raw scan loop): 500 "
-    "eight-schools NUTS draws take ~13.5 ms here, and one save costs ~19 ms of wall time "
+    "per-draw metrics and the trace still on, is at 0.93-0.95 of the raw scan loop in the "
+    "same float64): 500 eight-schools NUTS draws take ~27 ms here, and one save costs ~19 ms "
+    "of wall time "
     "(~28 ms before old steps were deleted in the background and the trace lost OCDBT) even "
     "with the state and the trace packed into one array per dtype (~3 arrays per item): "
     "Orbax's fixed per-commit cost, profiled in case 5. A bare Orbax Checkpointer (no "
@@ -128,12 +136,24 @@ _WHOLE_TORCH = (
     "the noise of the torch training loop, see the per-round walls in whole-runs.json and "
     "docs/performance.md."
 )
+_BLACKJAX_DEFAULT_CADENCE = (
+    "the sampler loop itself (14g, no checkpoint_dir: 0.93 of the raw scan in the same "
+    "float64) and the default cadence's saves: every 500 draws but no more often than 25x a "
+    "save's whole cost, 3-4 commits of ~20 ms over 40,000 draws, which that floor bounds at "
+    "~4 % of wall time by construction (decision 0056). What the loop owes the raw scan, "
+    "measured 2026-12-06: the device waits ~0.5 ms at each 500-draw host event (the window's "
+    "fetch, its history means, the callbacks) of a ~27 ms chunk, and each draw folds its key "
+    "from the step in the scan (the resume promise: a draw's key depends on its step only). "
+    "Compared in float32 (14i) the same loop reads 0.84-0.94: the float64 default costs "
+    "~1.6x per draw on this CPU (decision 0124)."
+)
 BOUND: dict[str, str] = {
     "17 numpyro-svi": _WHOLE_BAYES,
     "17 numpyro-mcmc": _WHOLE_BAYES,
     "17 blackjax": _WHOLE_BAYES,
     "17 lightning": _WHOLE_TORCH,
     "14": _BLACKJAX_CKPT,
+    "14f": _BLACKJAX_DEFAULT_CADENCE,
     "10b": _SVI_FIRST,
     "11": _MCMC_ARVIZ,
     "11b": _MCMC_ARVIZ,
