@@ -223,3 +223,23 @@ def test_sg_sampler_on_a_numpyro_model_without_a_dataset(no_compile) -> None:
     with pytest.raises(ConfigError) as info:
         loop_for(task, "sgld", dataset=None, batch_size=8).run()
     assert info.value.field == "dataset"
+
+
+def _local_latent(x, y=None, N=None):
+    """A per-row latent ``z`` in the plate the minibatches subsample."""
+    import numpyro
+    import numpyro.distributions as dist
+
+    mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+    with numpyro.plate("data", x.shape[0] if N is None else N, subsample_size=x.shape[0]):
+        z = numpyro.sample("z", dist.Normal(mu, 1.0))
+        numpyro.sample("obs", dist.Normal(z + x[:, 0], 0.5), obs=y)
+
+
+@pytest.mark.parametrize("sampler", ["sgld", "sghmc"])
+def test_sg_sampler_with_a_local_latent_in_the_minibatched_plate(sampler, no_compile) -> None:
+    # The plate's random indices are not the batch's rows: each z would be fitted to other
+    # rows' data (bayes.refuse_local_latents, shared with numpyro-svi).
+    task = NumpyroTask(model=_local_latent, num_warmup=5, num_samples=5)
+    loop = loop_for(task, sampler, dataset=(X, Y), batch_size=8)
+    _raises(loop, "task.model", "['z']", "'data'", f"blackjax {sampler}", f"of {len(X)} rows")

@@ -4,7 +4,8 @@
 - ``log_density_from_model`` / ``LogDensity`` — the model → log-density bridge
   (``initialize_model``: potential, postprocess, a valid start) BlackJAX reuses;
   ``minibatch_log_density_from_model`` the same on minibatches (BlackJAX's SG-MCMC),
-  with ``bind_data_size`` binding the full data size ``N`` (shared with minibatch SVI).
+  with ``bind_data_size`` binding the full data size ``N`` (shared with minibatch SVI) and
+  ``refuse_local_latents`` refusing a latent in the plate the minibatches subsample.
 - ``NumpyroPredictiveOp`` — the posterior-predictive Operator the backends return.
 - ``diagnostics`` / ``diagnostic_warnings`` / ``to_inference_data`` — ArviZ's
   rank-normalised R-hat, bulk/tail ESS, MCSE, and the divergence count.
@@ -64,6 +65,7 @@ from ._model import (
     is_factor_site,
     model_import_string,
     model_sites,
+    refuse_local_latents,
     resolve_callable,
     resolve_model,
 )
@@ -100,6 +102,7 @@ __all__ = [
     "MinibatchLogDensity",
     "minibatch_log_density_from_model",
     "bind_data_size",
+    "refuse_local_latents",
     "NumpyroPredictiveOp",
     "diagnostics",
     "variational_summary",

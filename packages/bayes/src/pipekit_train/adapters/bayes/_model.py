@@ -30,6 +30,7 @@ from pipekit_train.operator import is_import_string, resolve_import_string
 
 __all__ = [
     "bind_data_size",
+    "refuse_local_latents",
     "resolve_callable",
     "model_import_string",
     "resolve_model",
@@ -160,6 +161,67 @@ def bind_data_size(
     return model
 
 
+def refuse_local_latents(
+    sites: Mapping[str, Mapping[str, Any]],
+    n: int,
+    batch_size: int,
+    *,
+    rows: int,
+    backend: str,
+    streaming: bool = False,
+) -> None:
+    """Refuse a latent site inside a plate that the backend's minibatches subsample.
+
+    ``sites`` were traced (:func:`model_sites`) on ``rows`` rows of the data (a batch, or all
+    of it); the minibatch plate is the one whose ``subsample_size`` is that row count
+    (``subsample_size=x.shape[0]``, the convention :func:`bind_data_size` names).
+
+    With minibatches (``batch_size < n``) the model's ``numpyro.plate("data", N,
+    subsample_size=x.shape[0])`` draws its own random row indices, which are not the rows of
+    the batch: a latent site inside it (one value per row, a *local* latent) would be fitted
+    to other rows' data, and its guide could not be drawn on the full data at the end (the
+    guide's plate subsamples the batch's size again; NumPyro's ``Predictive`` then fails on
+    the shapes). NumPyro's own form for local latents gives the model the full data and
+    indexes it by the plate's indices, which is a full-batch run here.
+    """
+    if batch_size >= n:
+        return
+    subsampled = {
+        name for name, s in sites.items() if s["type"] == "plate" and s.get("subsample") == rows
+    }
+    local = {
+        name: sorted(subsampled.intersection(s.get("plates", ())))
+        for name, s in sites.items()
+        if s["type"] == "sample" and not s["is_observed"] and not s.get("is_factor")
+    }
+    local = {name: plates for name, plates in local.items() if plates}
+    if not local:
+        return
+    names = sorted(local)
+    plate = local[names[0]][0]
+    full = f"give the data map-style with batch_size={n}" if streaming else f"set batch_size={n}"
+    raise ConfigError(
+        f"task.model has latent site(s) {names} inside the plate {plate!r}, which {backend}'s "
+        f"minibatches subsample (TrainingLoop.batch_size {batch_size} of {n} rows): the plate "
+        f"draws its own row indices, not the batch's rows, so each of these local latents "
+        f"would be fitted to other rows' data, and the guide could not be drawn on the full "
+        f"data at the end. {full[0].upper()}{full[1:]} (the full batch, one value per row; to "
+        f"subsample, do it inside the model as NumPyro does: with numpyro.plate({plate!r}, "
+        f"len(x), subsample_size=B) as idx: ... obs=y[idx]), or move the site(s) out of the "
+        f"plate (a global latent)",
+        field="task.model",
+    )
+
+
+def _subsample_size(site: Mapping[str, Any]) -> int | None:
+    """A plate site's ``subsample_size`` as a number, or None (none given, or traced)."""
+    try:
+        _, subsample = site.get("args", (None, None))
+        return None if subsample is None else int(subsample)
+    except (TypeError, ValueError):  # traced: not a row count this check can compare
+        return None
+
+
 def is_factor_site(site: Mapping[str, Any]) -> bool:
     """Whether a traced sample site is a ``numpyro.factor`` (a ``Unit`` distribution)."""
     from numpyro.distributions import Unit
@@ -185,9 +247,12 @@ def model_sites(
     *,
     args: tuple[Any, ...] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Site name → ``{"type", "is_observed", "is_factor", "shape", "support"}``, traced
-    abstractly (nothing compiles); ``kwargs`` are the model's keyword arrays. ``support`` is a
-    latent sample site's NumPyro constraint (``None`` otherwise), for ``check_init_values``.
+    """Site name → ``{"type", "is_observed", "is_factor", "shape", "support", "plates",
+    "subsample"}``, traced abstractly (nothing compiles); ``kwargs`` are the model's keyword
+    arrays. ``support`` is a latent sample site's NumPyro constraint (``None`` otherwise), for
+    ``check_init_values``; ``plates`` the names of the plates a site sits in; ``subsample``
+    a plate site's ``subsample_size`` (``None``: none, or not a number), for
+    :func:`refuse_local_latents`.
     ``args`` replaces ``(x, y)`` as the positional arguments (``()`` for a model given its
     data by name, or none at all).
 
@@ -213,6 +278,8 @@ def model_sites(
                 "is_factor": site["type"] == "sample" and is_factor_site(site),
                 "shape": tuple(getattr(site.get("value"), "shape", ())),
                 "support": _support(site),
+                "plates": tuple(f.name for f in site.get("cond_indep_stack") or ()),
+                "subsample": _subsample_size(site) if site["type"] == "plate" else None,
             }
         return 0
 

@@ -24,6 +24,7 @@ from pipekit_train.adapters.bayes import (
     init_to_value_jittered,
     log_density_from_model,
     minibatch_log_density_from_model,
+    refuse_local_latents,
     screened_positions,
     starts_from,
 )
@@ -137,7 +138,16 @@ def _check_sg(
             ordered=nt.ordered,
             streaming=num_data is not None,
         )
-        return check_task_on_data(nt, x, y, model=model, extras=extras)
+        sites = check_task_on_data(nt, x, y, model=model, extras=extras)
+        refuse_local_latents(
+            sites,
+            n,
+            batch_size,
+            rows=int(np.shape(x)[0]),
+            backend=f"blackjax {sampler}",
+            streaming=num_data is not None,
+        )
+        return sites
     if task.logprior_fn is None or task.loglik_fn is None:
         raise ConfigError(
             f"sampler {sampler!r} needs BlackjaxTask(logprior_fn=..., loglik_fn=..., "

@@ -19,6 +19,7 @@ from pipekit_train.adapters.bayes import (
     named_data,
     precision,
     predictive_site_of,
+    refuse_local_latents,
     require_task,
     variational_summary,
     variational_warnings,
@@ -176,6 +177,14 @@ def _run(
         )
         sites = check_task_on_data(
             task, first["x"], first["y"], model=model, extras={k: first[k] for k in names}
+        )
+        refuse_local_latents(
+            sites,
+            n,
+            loop.batch_size,
+            rows=int(np.shape(first["x"])[0]),
+            backend=BACKEND,
+            streaming=streamed is not None,
         )
     # The model's positional arguments: (x, y) in the (x, y) form, none by name.
     positional: tuple[str, ...] = () if named is not None else ("x", "y")
