@@ -31,6 +31,7 @@ from pipekit_train.operator import is_import_string, resolve_import_string
 __all__ = [
     "bind_data_size",
     "refuse_local_latents",
+    "model_subsamples",
     "resolve_callable",
     "model_import_string",
     "resolve_model",
@@ -213,13 +214,39 @@ def refuse_local_latents(
     )
 
 
-def _subsample_size(site: Mapping[str, Any]) -> int | None:
-    """A plate site's ``subsample_size`` as a number, or None (none given, or traced)."""
-    try:
-        _, subsample = site.get("args", (None, None))
-        return None if subsample is None else int(subsample)
-    except (TypeError, ValueError):  # traced: not a row count this check can compare
-        return None
+def model_subsamples(
+    sites: Mapping[str, Mapping[str, Any]], rows: int | None
+) -> tuple[str, int, int] | None:
+    """``(plate, size, subsample_size)`` of a plate the model subsamples by itself, or None.
+
+    A plate whose ``subsample_size`` is below its size and is not the minibatch convention's
+    (``subsample_size`` = the ``rows`` the model was traced on): NumPyro's own subsampling,
+    ``with numpyro.plate("data", len(x), subsample_size=B) as idx``, where each evaluation of
+    the model's density draws its own indices.
+    """
+    for name, s in sorted(sites.items()):
+        size, subsample = s.get("size"), s.get("subsample")
+        if s["type"] != "plate" or size is None or subsample is None:
+            continue
+        if subsample < size and subsample != rows:
+            return name, size, subsample
+    return None
+
+
+def _plate_sizes(site: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """A plate site's ``(size, subsample_size)`` as numbers (None: not a plate, none given,
+    or traced, so not a row count the checks can compare)."""
+    if site["type"] != "plate":
+        return None, None
+
+    def number(v: Any) -> int | None:
+        try:
+            return None if v is None else int(v)
+        except (TypeError, ValueError):
+            return None
+
+    args = tuple(site.get("args", ())) + (None, None)
+    return number(args[0]), number(args[1])
 
 
 def is_factor_site(site: Mapping[str, Any]) -> bool:
@@ -248,11 +275,11 @@ def model_sites(
     args: tuple[Any, ...] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Site name → ``{"type", "is_observed", "is_factor", "shape", "support", "plates",
-    "subsample"}``, traced abstractly (nothing compiles); ``kwargs`` are the model's keyword
+    "size", "subsample"}``, traced abstractly (nothing compiles); ``kwargs`` are the model's keyword
     arrays. ``support`` is a latent sample site's NumPyro constraint (``None`` otherwise), for
-    ``check_init_values``; ``plates`` the names of the plates a site sits in; ``subsample``
-    a plate site's ``subsample_size`` (``None``: none, or not a number), for
-    :func:`refuse_local_latents`.
+    ``check_init_values``; ``plates`` the names of the plates a site sits in; ``size`` and
+    ``subsample`` a plate site's size and ``subsample_size`` (``None``: none, or not a
+    number), for :func:`refuse_local_latents` and :func:`model_subsamples`.
     ``args`` replaces ``(x, y)`` as the positional arguments (``()`` for a model given its
     data by name, or none at all).
 
@@ -279,7 +306,7 @@ def model_sites(
                 "shape": tuple(getattr(site.get("value"), "shape", ())),
                 "support": _support(site),
                 "plates": tuple(f.name for f in site.get("cond_indep_stack") or ()),
-                "subsample": _subsample_size(site) if site["type"] == "plate" else None,
+                **dict(zip(("size", "subsample"), _plate_sizes(site), strict=True)),
             }
         return 0
 

@@ -16,6 +16,7 @@ from pipekit_train.adapters.bayes import (
     make_guide,
     model_data,
     model_import_string,
+    model_subsamples,
     named_data,
     precision,
     predictive_site_of,
@@ -168,6 +169,7 @@ def _run(
             {k: jnp.asarray(cast(v)) for k, v in extras_v.items()},
         )
     base_model = task.bound_model()
+    rows: int | None = None  # the rows the model was traced on (x's), None for data by name
     if named is not None:
         model = base_model
         sites = check_task_on_args(task, (), first, model=model)
@@ -178,11 +180,12 @@ def _run(
         sites = check_task_on_data(
             task, first["x"], first["y"], model=model, extras={k: first[k] for k in names}
         )
+        rows = int(np.shape(first["x"])[0])
         refuse_local_latents(
             sites,
             n,
             loop.batch_size,
-            rows=int(np.shape(first["x"])[0]),
+            rows=rows,
             backend=BACKEND,
             streaming=streamed is not None,
         )
@@ -335,8 +338,17 @@ def _run(
         autoguide = kind.__module__.startswith("numpyro.") or guide_name == STANDARDIZED
         summary["guide"] = kind.__name__ if autoguide else None
         summary["elbo_convergence"] = elbo_convergence(result.history.get("loss", []))
+        subsampled = model_subsamples(sites, rows)
         if streamed is not None:
             summary["importance"] = {"skipped": "a stream: the full data is not in memory"}
+        elif subsampled is not None:
+            # Each evaluation of the density draws its own indices: the weights would be
+            # noise (k-hat 28 measured, a plate of 20 in 100 rows), not the guide's fit.
+            plate, size, k = subsampled
+            summary["importance"] = {
+                "skipped": f"the model subsamples plate {plate!r} ({k} of {size}), so its "
+                "density at a draw is a random estimate that PSIS cannot weigh"
+            }
         else:
             summary["importance"] = guide_importance(
                 base_model,
