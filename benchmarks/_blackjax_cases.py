@@ -106,21 +106,18 @@ class RawNuts:
         return self.jax.enable_x64(self.x64)
 
     def set_params(self, step_size: Any, imm: Any) -> None:
-        with self.precision():
-            self._set_params(step_size, imm)
+        with self.precision():  # nested in __init__ / whole_run: the same width, harmless
+            jnp = self.jax.numpy
+            nuts = self.blackjax.nuts(self.logdensity, jnp.asarray(step_size), jnp.asarray(imm))
+            self.nuts = nuts
+            self.state = nuts.init(self.position)
 
-    def _set_params(self, step_size: Any, imm: Any) -> None:
-        jnp = self.jax.numpy
-        nuts = self.blackjax.nuts(self.logdensity, jnp.asarray(step_size), jnp.asarray(imm))
-        self.nuts = nuts
-        self.state = nuts.init(self.position)
+            def one(state: Any, key: Any) -> tuple[Any, Any]:
+                state, info = nuts.step(key, state)
+                return state, (state.position, info)
 
-        def one(state: Any, key: Any) -> tuple[Any, Any]:
-            state, info = nuts.step(key, state)
-            return state, (state.position, info)
-
-        self.scan = self.jax.jit(lambda s, keys: self.jax.lax.scan(one, s, keys))
-        self.step = self.jax.jit(nuts.step)
+            self.scan = self.jax.jit(lambda s, keys: self.jax.lax.scan(one, s, keys))
+            self.step = self.jax.jit(nuts.step)
 
     def scan_seconds(self, n: int) -> float:
         with self.precision():

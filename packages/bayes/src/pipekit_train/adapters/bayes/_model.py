@@ -187,19 +187,19 @@ def refuse_local_latents(
     """
     if batch_size >= n:
         return
-    subsampled = {
+    minibatch = {
         name for name, s in sites.items() if s["type"] == "plate" and s.get("subsample") == rows
     }
-    local = {
-        name: sorted(subsampled.intersection(s.get("plates", ())))
-        for name, s in sites.items()
-        if s["type"] == "sample" and not s["is_observed"] and not s.get("is_factor")
-    }
-    local = {name: plates for name, plates in local.items() if plates}
+    local: dict[str, str] = {}  # latent site -> the minibatch plate it sits in
+    for name, s in sorted(sites.items()):
+        if s["type"] == "sample" and not s["is_observed"] and not s.get("is_factor"):
+            inside = sorted(minibatch.intersection(s.get("plates", ())))
+            if inside:
+                local[name] = inside[0]
     if not local:
         return
     names = sorted(local)
-    plate = local[names[0]][0]
+    plate = local[names[0]]
     full = f"give the data map-style with batch_size={n}" if streaming else f"set batch_size={n}"
     raise ConfigError(
         f"task.model has latent site(s) {names} inside the plate {plate!r}, which {backend}'s "
