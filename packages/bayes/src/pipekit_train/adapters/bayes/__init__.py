@@ -76,6 +76,7 @@ from ._predictive import NumpyroPredictiveOp
 from ._runtime import precision, warn_unused_fields
 from ._starts import (
     SCREEN_CANDIDATES,
+    SCREEN_COMPILER_OPTIONS,
     SCREEN_SALT,
     init_to_value_jittered,
     screened_positions,
@@ -138,6 +139,7 @@ __all__ = [
     "init_to_value_jittered",
     "screened_positions",
     "SCREEN_CANDIDATES",
+    "SCREEN_COMPILER_OPTIONS",
     "SCREEN_SALT",
     "parse_init_values",
     "INIT_JITTER_OPTION",

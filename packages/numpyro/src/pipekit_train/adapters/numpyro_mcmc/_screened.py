@@ -24,20 +24,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from pipekit_train.adapters.bayes import SCREEN_CANDIDATES, SCREEN_SALT
+from pipekit_train.adapters.bayes import SCREEN_CANDIDATES, SCREEN_COMPILER_OPTIONS, SCREEN_SALT
 
 __all__ = ["screened_starts", "Screened", "DISCRETE"]
 
 #: The reason a model with a discrete latent site is not screened: by design (NUTS enumerates
 #: those sites), so the run says nothing of it.
 DISCRETE = "discrete latent site"
-
-
-#: XLA options for the screen, a program run once on a few candidates, where compiling is
-#: nearly all its cost: LLVM's optimisation off cut its compile 0.54 -> 0.35 s on eight schools
-#: (three fresh processes each). Only the choice among the candidates rests on its arithmetic,
-#: and the starts came out the same bits (seeds 0-11, four chains).
-_RUN_ONCE = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
 
 
 class Screened(NamedTuple):
@@ -108,7 +101,7 @@ def screened_starts(
         return {k: v[rows] for k, v in z.items()}, jnp.all(jnp.isfinite(pe.min(axis=1)))
 
     try:
-        starts, found = jax.jit(screen, compiler_options=_RUN_ONCE)()
+        starts, found = jax.jit(screen, compiler_options=SCREEN_COMPILER_OPTIONS)()
     except _Discrete:
         return Screened(None, DISCRETE)
     except Exception as exc:  # noqa: BLE001 - named to the user by the caller
