@@ -55,3 +55,27 @@ def criterion(samples_by_chain: dict[str, np.ndarray], posterior: str) -> list[d
             }
         )
     return rows
+
+
+#: The posteriors both screens' compile-option tests run: eight schools, the ARMA whose flat
+#: tail the screen exists for, and GARCH.
+SCREEN_POSTERIORS = (
+    "eight_schools-eight_schools_noncentered",
+    "arma-arma11",
+    "garch-garch11",
+)
+
+
+def assert_screen_keeps_its_bits(
+    kept: Any, module: Any, monkeypatch: Any, seeds: tuple[int, ...] = (0, 7)
+) -> None:
+    """``kept(seed)``, a screen's answer as a list of arrays, is the same bits compiled with
+    ``module.SCREEN_COMPILER_OPTIONS`` as with XLA's defaults (the name set to None)."""
+    for seed in seeds:
+        ours = kept(seed)
+        with monkeypatch.context() as m:
+            m.setattr(module, "SCREEN_COMPILER_OPTIONS", None)
+            default = kept(seed)
+        assert len(ours) == len(default), seed
+        for a, b in zip(ours, default, strict=True):
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), seed

@@ -12,37 +12,26 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from _npy_helpers import pdb
+from posterior_checks import SCREEN_POSTERIORS, assert_screen_keeps_its_bits
 
 import pipekit_train.adapters.numpyro_mcmc._screened as screened
 from pipekit_train.adapters.bayes import SCREEN_COMPILER_OPTIONS
 
-MODELS = {
-    "eight_schools-eight_schools_noncentered": pdb.eight_schools,
-    "arma-arma11": pdb.arma11,
-    "garch-garch11": pdb.garch,
-}
 
-
-def _starts(name: str, seed: int) -> dict[str, np.ndarray]:
+def _starts(name: str, seed: int) -> list[np.ndarray]:
     x, y = pdb.load_data(name)
     args = (jnp.asarray(x, jnp.float64), jnp.asarray(y, jnp.float64))
-    out = screened.screened_starts(MODELS[name], args, {}, seed, 4)
+    out = screened.screened_starts(pdb.MODELS[name], args, {}, seed, 4)
     assert out.starts is not None, out.reason
-    return {k: np.asarray(v) for k, v in out.starts.items()}
+    leaves = [np.asarray(out.starts[site]) for site in sorted(out.starts)]
+    assert all(leaf.dtype == np.float64 for leaf in leaves)
+    return leaves
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("name", SCREEN_POSTERIORS)
 def test_screened_starts_equal_a_default_compile(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert SCREEN_COMPILER_OPTIONS["xla_cpu_use_fusion_emitters"] is False
     with jax.enable_x64(True):
-        for seed in (0, 7):
-            ours = _starts(name, seed)
-            with monkeypatch.context() as m:
-                m.setattr(screened, "SCREEN_COMPILER_OPTIONS", None)  # XLA's defaults
-                default = _starts(name, seed)
-            assert sorted(ours) == sorted(default)
-            for site, value in ours.items():
-                assert value.dtype == np.float64
-                assert value.tobytes() == default[site].tobytes(), (name, seed, site)
+        assert_screen_keeps_its_bits(lambda seed: _starts(name, seed), screened, monkeypatch)
