@@ -24,6 +24,7 @@ import json
 import logging
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -216,6 +217,20 @@ def run_loop(loop: TrainingLoop) -> tuple[Any, dict[str, Any]]:
     """``loop.run()`` — the public path — with the backend registered."""
     with backend_registered():
         return loop.run()
+
+
+def child_json(code: str, timeout: float = 300) -> Any:
+    """Run ``code`` in a fresh interpreter that finds this checkout (``subprocess_env``, JAX
+    on the CPU); it must exit 0, and its last line of output is read as JSON."""
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(JAX_PLATFORMS="cpu"),
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:

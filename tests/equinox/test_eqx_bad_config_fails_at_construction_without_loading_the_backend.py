@@ -9,12 +9,9 @@ interpreter where the backend *is* importable, that construction never reaches i
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
 
-from _eqx_helpers import subprocess_env
+from _eqx_helpers import child_json
 
 CHILD = textwrap.dedent(
     """
@@ -45,15 +42,7 @@ CHILD = textwrap.dedent(
 
 
 def test_construction_fails_without_importing_backend_or_jax() -> None:
-    result = subprocess.run(
-        [sys.executable, "-c", CHILD],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(JAX_PLATFORMS="cpu"),
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    report = child_json(CHILD, timeout=120)
     assert report["fields"] == {
         "optimizer": "optimizer_config.name",
         "loss": "loss",

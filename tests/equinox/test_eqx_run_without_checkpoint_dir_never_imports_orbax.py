@@ -6,13 +6,10 @@ other tests imported cannot hide a regression: the backend's ``save_state`` /
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
-from _eqx_helpers import subprocess_env
+from _eqx_helpers import child_json
 
 _RUN = """
 import json, sys
@@ -32,16 +29,8 @@ print(json.dumps(sorted(m for m in heavy if m in sys.modules)))
 
 
 def _orbax_modules(checkpoint_dir: str | None) -> list[str]:
-    code = textwrap.dedent(_RUN.format(checkpoint_dir=checkpoint_dir))
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(JAX_PLATFORMS="cpu"),
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    modules: list[str] = child_json(textwrap.dedent(_RUN.format(checkpoint_dir=checkpoint_dir)))
+    return modules
 
 
 def test_a_run_without_checkpoint_dir_imports_no_orbax() -> None:

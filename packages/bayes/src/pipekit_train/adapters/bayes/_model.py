@@ -233,20 +233,21 @@ def model_subsamples(
     return None
 
 
-def _plate_sizes(site: Mapping[str, Any]) -> tuple[int | None, int | None]:
-    """A plate site's ``(size, subsample_size)`` as numbers (None: not a plate, none given,
-    or traced, so not a row count the checks can compare)."""
+def _plate_sizes(site: Mapping[str, Any]) -> dict[str, int | None]:
+    """A plate site's ``{"size", "subsample"}`` (its ``subsample_size``) as numbers; None:
+    not a plate, none given, or traced, so not a row count the checks can compare."""
     if site["type"] != "plate":
-        return None, None
+        return {"size": None, "subsample": None}
+    args = (*site.get("args", ()), None, None)
+    return {"size": _count(args[0]), "subsample": _count(args[1])}
 
-    def number(v: Any) -> int | None:
-        try:
-            return None if v is None else int(v)
-        except (TypeError, ValueError):
-            return None
 
-    args = tuple(site.get("args", ())) + (None, None)
-    return number(args[0]), number(args[1])
+def _count(v: Any) -> int | None:
+    """``v`` as an int, or None (none given, or traced)."""
+    try:
+        return None if v is None else int(v)
+    except (TypeError, ValueError):
+        return None
 
 
 def is_factor_site(site: Mapping[str, Any]) -> bool:
@@ -306,7 +307,7 @@ def model_sites(
                 "shape": tuple(getattr(site.get("value"), "shape", ())),
                 "support": _support(site),
                 "plates": tuple(f.name for f in site.get("cond_indep_stack") or ()),
-                **dict(zip(("size", "subsample"), _plate_sizes(site), strict=True)),
+                **_plate_sizes(site),
             }
         return 0
 
