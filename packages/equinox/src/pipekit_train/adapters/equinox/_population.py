@@ -403,7 +403,8 @@ def run_population(
             "the population's update does not fit its members' optimiser states"
         )
     states = [
-        TrainState.create(module, opt, model_state, ema=loop.ema_decay is not None) for opt in own
+        TrainState.create(module, opt, model_state, ema=loop.ema_decay is not None, compiled=False)
+        for opt in own
     ]
     keys = [jax.random.split(jax.random.PRNGKey(m.seed)) for m in member_loops]
     first_batch = source[0]

@@ -390,7 +390,8 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
 
     root = jax.random.PRNGKey(loop.seed)
     base_key, eval_key = jax.random.split(root)
-    state = TrainState.create(module, optimizer, model_state, ema=loop.ema_decay is not None)
+    # The checks read the state's shapes; it is built (one compiled program) after them.
+    state = TrainState.planned(module, optimizer, model_state, ema=loop.ema_decay is not None)
     if loop.ema_decay is not None and schedule_free_state(state.opt_state) is not None:
         raise ConfigError(
             "TrainingLoop.ema_decay contradicts optimizer_config, a schedule-free optimiser "
@@ -435,6 +436,7 @@ def run(loop: Any) -> tuple[JaxModelOp, dict[str, Any]]:
         async_save=options.async_checkpointing,
     )
 
+    state = TrainState.create(module, optimizer, model_state, ema=loop.ema_decay is not None)
     placement = Placement(spec)
     state = placement.state(state)
     program = EquinoxProgram(

@@ -113,7 +113,7 @@ def validate_model_spec(spec: Any, state: Any) -> None:
     rank = len(tuple(spec.model_pspec))
     if not rank or all(_entry_size(spec, e) == 1 for e in tuple(spec.model_pspec)):
         return
-    arrays = jax.tree_util.tree_leaves_with_path(eqx.filter(state, eqx.is_array))
+    arrays = jax.tree_util.tree_leaves_with_path(eqx.filter(state, _has_shape))
     fitting = [(p, leaf) for p, leaf in arrays if np.ndim(leaf) >= rank]
     if not fitting:
         largest = max((np.ndim(leaf) for _, leaf in arrays), default=0)
@@ -134,6 +134,11 @@ def validate_model_spec(spec: Any, state: Any) -> None:
                     "model's sizes",
                     field="sharding.model_pspec",
                 )
+
+
+def _has_shape(leaf: Any) -> bool:
+    """An array, or an array's shape (the planned state's ``jax.ShapeDtypeStruct``)."""
+    return eqx.is_array(leaf) or isinstance(leaf, jax.ShapeDtypeStruct)
 
 
 def validate_batch_spec(spec: Any, batch: dict[str, Any], batch_size: int) -> None:

@@ -44,18 +44,80 @@ class TrainState(eqx.Module):
         model_state: Any = None,
         *,
         ema: bool = False,
+        compiled: bool = True,
     ) -> TrainState:
         """A fresh state at step 0 with ``optimizer`` initialised on ``model``'s parameters.
 
-        With ``ema=True`` the average starts as a copy of the parameters.
+        With ``ema=True`` the average starts as a copy of the parameters. ``compiled``:
+        the optimiser's state is built by one compiled program (``_fresh``); a population
+        passes False, as its members' optimisers differ and each would compile its own,
+        where eager operations compile once for all members.
         """
         params = eqx.filter(model, eqx.is_inexact_array)
-        opt_state = optimizer.init(params)
-        average = jax.tree_util.tree_map(jnp.copy, params) if ema else None
+        opt_state, average, step = _fresh(optimizer, params, ema, compiled=compiled)
         return TrainState(
             model=model,
             opt_state=opt_state,
-            step=jnp.zeros((), jnp.int32),
+            step=step,
             model_state=model_state,
             ema=average,
         )
+
+    @staticmethod
+    def planned(
+        model: eqx.Module,
+        optimizer: optax.GradientTransformation,
+        model_state: Any = None,
+        *,
+        ema: bool = False,
+    ) -> TrainState:
+        """The state :meth:`create` will build, its optimiser state as shapes only
+        (``jax.ShapeDtypeStruct`` leaves; traced, nothing run or compiled).
+
+        What the run's checks read (the model, its state, the optimiser state's structure
+        and leaf shapes) before anything is compiled, so a user's mistake is refused before
+        :meth:`create`'s compiled program; the average stands as the parameters.
+        """
+        params = eqx.filter(model, eqx.is_inexact_array)
+        return TrainState(
+            model=model,
+            opt_state=_abstract_init(optimizer, params),
+            step=jax.ShapeDtypeStruct((), jnp.int32),  # type: ignore[arg-type]
+            model_state=model_state,
+            ema=params if ema else None,
+        )
+
+
+def _abstract_init(optimizer: optax.GradientTransformation, params: Any) -> Any:
+    """The optimiser state's shapes and structure (``jax.eval_shape``: traced, not run), or
+    the state itself for an ``init`` that cannot be traced (it reads its arguments' values)."""
+    try:
+        return jax.eval_shape(optimizer.init, params)
+    except Exception:  # noqa: BLE001 - the eager call raises what is the user's to see
+        return optimizer.init(params)
+
+
+def _fresh(
+    optimizer: optax.GradientTransformation, params: Any, ema: bool, *, compiled: bool
+) -> tuple[Any, Any, jax.Array]:
+    """``optimizer.init(params)``, the average's copy of ``params`` and the step counter, as
+    one compiled program.
+
+    Run eagerly, an optax ``init`` compiles one small program per operation and leaf shape
+    (each ``zeros_like`` a ``broadcast_in_dim`` of its own): ~0.17 s of a cold run's start on
+    the digits MLP with AdamW, against ~0.06 s for the one program. ``eqx.filter_jit`` keeps
+    what is not an array (a Python number or object in the state) as the init returned it.
+    An ``init`` that cannot be traced (it reads its arguments' values) runs eagerly, as
+    before, and raises its own error if it has one.
+    """
+
+    def fresh(params: Any) -> tuple[Any, Any, jax.Array]:
+        average = jax.tree_util.tree_map(jnp.copy, params) if ema else None
+        return optimizer.init(params), average, jnp.zeros((), jnp.int32)
+
+    if not compiled:
+        return fresh(params)
+    try:
+        return eqx.filter_jit(fresh)(params)
+    except Exception:  # noqa: BLE001 - the eager call raises what is the user's to see
+        return fresh(params)
