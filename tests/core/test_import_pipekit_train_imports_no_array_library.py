@@ -71,3 +71,21 @@ def test_importing_core_modules_and_building_a_loop_loads_no_array_library() -> 
     assert result.returncode == 0, result.stderr
     loaded = json.loads(result.stdout.strip().splitlines()[-1])
     assert loaded == [], f"import pipekit_train pulled in {loaded}"
+
+
+def test_a_loop_built_in_python_imports_yaml_only_to_read_or_write_it() -> None:
+    """PyYAML (~9 ms of a cold run's imports) loads when a loop is read or written as YAML."""
+    result = run_python(
+        """
+        import json, sys
+        import pipekit_train
+        loop = pipekit_train.TrainingLoop(
+            dataset="_core_factories:make_dataset", loss="mse", backend="keras"
+        )
+        before = "yaml" in sys.modules
+        loop.to_yaml()
+        print(json.dumps([before, "yaml" in sys.modules]))
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == [False, True]
