@@ -21,8 +21,9 @@ import jax.numpy as jnp
 from pipekit_train.adapters.bayes import NumpyroTask
 
 from ._options import McmcOptions
+from ._potential import ModelPotential
 
-__all__ = ["ChainStep", "make_kernel", "make_init_strategy"]
+__all__ = ["ChainStep", "init_model_key", "make_kernel", "make_init_strategy"]
 
 
 def make_init_strategy(options: McmcOptions) -> Callable[..., Any]:
@@ -50,8 +51,14 @@ def make_init_strategy(options: McmcOptions) -> Callable[..., Any]:
     return base
 
 
-def make_kernel(model: Callable[..., Any], options: McmcOptions) -> Any:
-    """The NUTS (default) or HMC kernel ``options`` describe, or the user's own one as built."""
+def make_kernel(
+    model: Callable[..., Any], options: McmcOptions, potential: ModelPotential | None = None
+) -> Any:
+    """The NUTS (default) or HMC kernel ``options`` describe, or the user's own one as built.
+
+    ``potential``: the model's potential built at the screened starts (``._potential``); the
+    kernel then takes it as its ``potential_fn`` and skips NumPyro's search for a start.
+    """
     from numpyro.infer import HMC, NUTS
 
     if options.kernel_object is not None:
@@ -73,14 +80,28 @@ def make_kernel(model: Callable[..., Any], options: McmcOptions) -> Any:
         inverse_mass_matrix=imm,
         forward_mode_differentiation=options.forward_mode_differentiation,
     )
+    target: dict[str, Any] = {"model": model}
+    if potential is not None:
+        target = {"potential_fn": potential.potential_fn}
+        common["dense_mass"] = potential.dense_mass(options.dense_mass)
     if options.kernel == "hmc":
         extra: dict[str, Any] = {}
         if options.num_steps is not None:
             extra["num_steps"] = options.num_steps
         if options.trajectory_length is not None:
             extra["trajectory_length"] = options.trajectory_length
-        return HMC(model, **common, **extra)
-    return NUTS(model, max_tree_depth=options.max_tree_depth, **common)
+        return HMC(**target, **common, **extra)
+    return NUTS(**target, max_tree_depth=options.max_tree_depth, **common)
+
+
+def init_model_key(seed: int, task: NumpyroTask) -> jax.Array:
+    """The key ``HMC.init`` hands ``initialize_model`` for the first chain, as
+    ``ChainStep.init`` calls it: the second half of the split of that chain's key."""
+    key = jax.random.PRNGKey(seed)
+    if task.num_chains > 1:
+        key = jax.random.split(key, task.num_chains)[0]
+    _, init_key = jax.random.split(key)
+    return init_key
 
 
 @dataclass
@@ -101,6 +122,9 @@ class ChainStep:
     chain_method: str = "vectorized"
     #: the model's keyword arrays: the named arrays beyond x / y, or all of them by name
     kwargs: dict[str, Any] = field(default_factory=dict)
+    #: the draws' postprocessing where the kernel has a potential, not the model, to give it
+    #: (``._potential``); None: the kernel's own ``postprocess_fn``
+    postprocess: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         self._postprocess: Any = None
@@ -140,7 +164,7 @@ class ChainStep:
                 for k, z in zip(keys, per_chain, strict=True)
             ]
             state = jax.tree.map(lambda *a: jnp.stack(a), *states)
-        self._postprocess = self.kernel.postprocess_fn(args, self.kwargs)
+        self._postprocess = self.postprocess or self.kernel.postprocess_fn(args, self.kwargs)
         return state
 
     def _one(self, state: Any) -> tuple[Any, dict[str, Any]]:

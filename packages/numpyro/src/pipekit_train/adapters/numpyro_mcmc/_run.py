@@ -142,7 +142,8 @@ def _run(
 ) -> tuple[NumpyroPredictiveOp | None, dict[str, Any]]:
     import jax.numpy as jnp
 
-    from ._chain import ChainStep, make_kernel
+    from ._chain import ChainStep, init_model_key, make_kernel
+    from ._potential import checked_by_the_screen, model_potential
     from ._program import build_sampler_program
     from ._screened import screened_starts
 
@@ -168,16 +169,29 @@ def _run(
         check_user_kernel(options.kernel_object, task, options, dict(loop.backend_options))
 
     model = task.bound_model()
-    kernel = make_kernel(model, options)
     kwargs = {k: jnp.asarray(v) for k, v in kwargs_np.items()}
     jargs = tuple(jnp.asarray(a) for a in args)
-    chain = ChainStep(kernel, task, jargs, options.chain_method, kwargs)
     starts = None
     if options.init_strategy == "screened" and options.kernel_object is None:
         # init_values set every chain's start themselves (the rest: uniform, as before).
         if not options.init_values:
             starts = _screened(screened_starts(model, jargs, kwargs, loop.seed, task.num_chains))
-    with starts_from(options.init_values):  # a support depending on another site's value
+    potential = None
+    if starts is not None:  # NumPyro's search for a start of its own is skipped (._potential)
+        first = {k: v[0] for k, v in starts.items()}
+        potential = model_potential(model, jargs, kwargs, first, init_model_key(loop.seed, task))
+    kernel = make_kernel(model, options, potential)
+    chain = ChainStep(
+        kernel,
+        task,
+        jargs,
+        options.chain_method,
+        kwargs,
+        postprocess=None if potential is None else potential.postprocess_fn,
+    )
+    # starts_from: a support depending on another site's value (init_values); checked: the
+    # screen has checked the model at these starts (._potential.checked_by_the_screen).
+    with starts_from(options.init_values), checked_by_the_screen(potential is not None):
         state = chain.init(loop.seed, starts)
     fp = _fingerprint(loop, task, options, state, args, kwargs_np)
 
