@@ -127,7 +127,8 @@ _BLACKJAX_CKPT = (
 )
 _WHOLE_BAYES = (
     "numpyro-svi compiles svi.init as one program (svi.run runs it op by op); numpyro-mcmc "
-    "pays MCMC.run's eager kernel.init, as MCMC.run does (its bits are the draws'); blackjax "
+    "pays the eager init_kernel at its start, as MCMC.run does (its bits are the draws'), but "
+    "not initialize_model's search for a start of its own (decision 0220); blackjax "
     "starts its chains in one compiled program; each writes its compiled programs to the "
     "persistent cache so that a repeated run is about 2-3x faster."
 )
