@@ -23,7 +23,7 @@ from pipekit_train.adapters.bayes import NumpyroTask
 from ._options import McmcOptions
 from ._potential import ModelPotential
 
-__all__ = ["ChainStep", "init_model_key", "make_kernel", "make_init_strategy"]
+__all__ = ["ChainStep", "chain_keys", "init_model_key", "make_kernel", "make_init_strategy"]
 
 
 def make_init_strategy(options: McmcOptions) -> Callable[..., Any]:
@@ -94,13 +94,18 @@ def make_kernel(
     return NUTS(**target, max_tree_depth=options.max_tree_depth, **common)
 
 
+def chain_keys(seed: int, num_chains: int) -> jax.Array:
+    """The key ``kernel.init`` gets, as ``MCMC.run`` derives it: ``PRNGKey(seed)`` for one
+    chain, its split into one key per chain (a leading axis) for several."""
+    key = jax.random.PRNGKey(seed)
+    return key if num_chains == 1 else jax.random.split(key, num_chains)
+
+
 def init_model_key(seed: int, task: NumpyroTask) -> jax.Array:
     """The key ``HMC.init`` hands ``initialize_model`` for the first chain, as
     ``ChainStep.init`` calls it: the second half of the split of that chain's key."""
-    key = jax.random.PRNGKey(seed)
-    if task.num_chains > 1:
-        key = jax.random.split(key, task.num_chains)[0]
-    _, init_key = jax.random.split(key)
+    keys = chain_keys(seed, task.num_chains)
+    _, init_key = jax.random.split(keys if task.num_chains == 1 else keys[0])
     return init_key
 
 
@@ -145,16 +150,14 @@ class ChainStep:
         """
         from numpyro.infer.hmc import HMCState  # noqa: F401 - the state type, for readers
 
-        key = jax.random.PRNGKey(seed)
+        keys = chain_keys(seed, self.num_chains)
         args = self.args
         if self.num_chains == 1:
             one = None if starts is None else {k: v[0] for k, v in starts.items()}
-            state = self.kernel.init(key, self.task.num_warmup, one, args, self.kwargs)
+            state = self.kernel.init(keys, self.task.num_warmup, one, args, self.kwargs)
         elif self.chain_method == "vectorized":
-            keys = jax.random.split(key, self.num_chains)
             state = self.kernel.init(keys, self.task.num_warmup, starts, args, self.kwargs)
         else:  # sequential: each chain initialised alone, as MCMC.run's lax.map does
-            keys = jax.random.split(key, self.num_chains)
             per_chain = [
                 None if starts is None else {k: v[c] for k, v in starts.items()}
                 for c in range(self.num_chains)
