@@ -95,11 +95,16 @@ def test_a_correlated_posterior_is_sampled_with_the_chains_measured_covariance()
 
 
 def test_the_diagonal_alone_is_named_biased_not_ok_on_the_same_posterior() -> None:
-    # the same run with the tuner's diagonal only: the chains crawl along the ridge
-    # (R-hat 1.06, bulk ESS 59 of 1,600 draws), and the health line says the draws are biased
+    # the same run with the tuner's diagonal only: the chains crawl along the ridge, and the
+    # health line says the draws are biased. How far they crawl depends on the seed and the
+    # CPU's rounding (seeds 3-7 on one machine: R-hat 1.009-1.099, bulk ESS 41-138 of 1,600
+    # draws); the ESS stays far below the 400 that four chains need, where the dense run
+    # above reaches it with no warning at all.
     _, info = _ridge_run(dense_mass=False)
     assert info["preconditioner"] == "diagonal"
-    assert max(info["diagnostics"]["sites"]["position"]["r_hat"]) > 1.03
+    ess = info["diagnostics"]["sites"]["position"]["ess_bulk"]
+    assert max(ess) < 250, ess
+    assert [w for w in info["warnings"] if "bulk ESS below the 400" in w], info["warnings"]
     biased = [w for w in info["warnings"] if w.startswith("mclmc's draws are biased")]
     assert biased, info["warnings"]
     assert "checks" not in info["diagnostics"]
