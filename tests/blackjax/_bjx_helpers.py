@@ -126,11 +126,14 @@ _CACHE_DIR: str | None = None
 
 
 def compilation_cache_dir() -> str:
-    """One JAX persistent compilation cache per test process (subprocesses inherit it via
-    ``PIPEKIT_BJX_CACHE``); results do not depend on it."""
+    """The JAX persistent compilation cache of these tests: the session's own where nox set
+    one (``JAX_COMPILATION_CACHE_DIR``, shared by its pytest workers and every session after
+    it), else one per test process (subprocesses inherit it via ``PIPEKIT_BJX_CACHE``);
+    results do not depend on it (a hit returns the same executable)."""
     global _CACHE_DIR
-    if os.environ.get("PIPEKIT_BJX_CACHE"):
-        return os.environ["PIPEKIT_BJX_CACHE"]
+    for name in ("PIPEKIT_BJX_CACHE", "JAX_COMPILATION_CACHE_DIR"):
+        if os.environ.get(name):
+            return os.environ[name]
     if _CACHE_DIR is None:
         _CACHE_DIR = tempfile.mkdtemp(prefix="pipekit-bjx-jax-cache-")
         atexit.register(shutil.rmtree, _CACHE_DIR, True)

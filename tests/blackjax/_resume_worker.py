@@ -1,6 +1,11 @@
 """A blackjax job run in a subprocess by the SIGKILL resume tests.
 
 Usage: python _resume_worker.py CKPT_DIR OUT_NPZ SAMPLER STEPS_PER_CALL KILL_AT HOOK
+   or: python _resume_worker.py --references DIR STEPS_PER_CALL SAMPLER...
+
+The second form runs each SAMPLER uninterrupted, one after another in this one process
+(``DIR/<sampler>/ckpt``, draws in ``DIR/<sampler>/ref.npz``, a JSON line each): the
+references the killed runs are compared with, without a process start per sampler.
 
 - ``nuts``: eight schools (the NumPyro model, bridged), 2 vmapped chains, 30 warmup
   (window adaptation) + 30 draws;
@@ -36,8 +41,21 @@ from pipekit_train.adapters.bayes import NumpyroTask
 
 
 def main() -> None:
-    ckpt_dir, out, sampler, k, kill_at, hook = sys.argv[1:7]
     warnings.simplefilter("ignore")
+    if sys.argv[1] == "--references":
+        folder, k, samplers = sys.argv[2], sys.argv[3], sys.argv[4:]
+        for sampler in samplers:
+            base = os.path.join(folder, sampler)
+            summary = run(os.path.join(base, "ckpt"), os.path.join(base, "ref.npz"), sampler, k)
+            print(json.dumps({"sampler": sampler, **summary}), flush=True)
+        return
+    ckpt_dir, out, sampler, k, kill_at, hook = sys.argv[1:7]
+    print(json.dumps(run(ckpt_dir, out, sampler, k, kill_at, hook)))
+
+
+def run(ckpt_dir: str, out: str, sampler: str, k: str, kill_at: str = "0", hook: str = "none"):
+    """One job: ``sampler`` with a checkpoint cadence and the killer at ``kill_at``; the draws
+    go to ``out`` when the run was not interrupted. Returns backend_info's summary."""
     every = 4 if sampler == "smc" else 10
     seconds = os.environ.get("PIPEKIT_TEST_CKPT_SECONDS")
     ckpt = (
@@ -81,7 +99,7 @@ def main() -> None:
     if info["interrupted"] is None:
         np.savez(out, **op.samples_by_chain)
     keys = ("final_step", "resumed_from_step", "interrupted", "draws_collected")
-    print(json.dumps({k2: info[k2] for k2 in keys}))
+    return {k2: info[k2] for k2 in keys}
 
 
 if __name__ == "__main__":

@@ -23,17 +23,20 @@ WORKER = HERE / "_resume_worker.py"
 TOTAL = {"nuts": 60, "mclmc": 32, "sgld": 50, "smc": 43, "svgd": 60}
 
 
-def _run(tmp: Path, out: str, sampler: str, k: int, kill_at: int, hook: str):
+def _worker(*args: str):
     env = dict(
         os.environ,
         JAX_PLATFORMS="cpu",
         PYTHONPATH=str(HERE),
         PIPEKIT_BJX_CACHE=compilation_cache_dir(),
     )
-    args = [str(tmp / "ckpt"), str(tmp / out), sampler, str(k), str(kill_at), hook]
     return subprocess.run(
         [sys.executable, str(WORKER), *args], capture_output=True, text=True, timeout=600, env=env
     )
+
+
+def _run(tmp: Path, out: str, sampler: str, k: int, kill_at: int, hook: str):
+    return _worker(str(tmp / "ckpt"), str(tmp / out), sampler, str(k), str(kill_at), hook)
 
 
 def _summary(proc) -> dict:
@@ -43,13 +46,18 @@ def _summary(proc) -> dict:
 
 @pytest.fixture(scope="module")
 def references(tmp_path_factory):
+    """Every sampler's uninterrupted run, one after another in one worker process (a process
+    start each cost ~5 s of the module's setup); the killed runs each get their own."""
+    folder = tmp_path_factory.mktemp("references")
+    proc = _worker("--references", str(folder), "10", *TOTAL)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [json.loads(line) for line in proc.stdout.strip().splitlines()[-len(TOTAL) :]]
     refs = {}
-    for sampler in TOTAL:
-        tmp = tmp_path_factory.mktemp(f"ref-{sampler}")
-        info = _summary(_run(tmp, "ref.npz", sampler, 10, 0, "none"))
+    for sampler, info in zip(TOTAL, lines, strict=True):
+        assert info["sampler"] == sampler
         assert info["final_step"] == TOTAL[sampler] and info["resumed_from_step"] is None
         assert info["draws_collected"] == 30
-        refs[sampler] = tmp / "ref.npz"
+        refs[sampler] = folder / sampler / "ref.npz"
     return refs
 
 
