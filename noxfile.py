@@ -52,12 +52,23 @@ LINT_PATHS = ["packages", "tests", "examples", "benchmarks", "scripts", "noxfile
 TEST_ENV = {"JAX_PLATFORMS": "cpu"}
 
 
-def _uv_sync(session: nox.Session, *args: str) -> None:
-    """``uv sync --locked`` into this session's virtualenv (exact: nothing else stays in it)."""
+#: How the sessions that only test (every one but ``bench``) install: without compiling
+#: bytecode (decision 0221). uv's ``compile-bytecode`` (pyproject.toml, decision 0163) compiles
+#: every installed file, 7,400-18,500 of them, 10-34 s a session and ~6 min of a CI run on 2
+#: cores; a test session imports ~2,600 of them. Its processes write those ``.pyc`` files
+#: themselves on first import instead (``_test_env`` lets them, where the machine sets
+#: ``PYTHONDONTWRITEBYTECODE``), so every later process and subprocess reads them.
+NO_BYTECODE = ("--no-compile-bytecode",)
+
+
+def _uv_sync(session: nox.Session, *args: str, bytecode: bool = False) -> None:
+    """``uv sync --locked`` into this session's virtualenv (exact: nothing else stays in it);
+    ``bytecode`` compiles every installed file (the benchmarks time fresh processes)."""
     session.run_install(
         "uv",
         "sync",
         "--locked",
+        *(("--compile-bytecode",) if bytecode else NO_BYTECODE),
         *args,
         env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location},
         external=True,
@@ -83,6 +94,8 @@ def _test_env(session: nox.Session) -> dict[str, str]:
     cache.mkdir(parents=True, exist_ok=True)
     return {
         **TEST_ENV,
+        # empty is unset: Python writes each imported module's .pyc once (see NO_BYTECODE)
+        "PYTHONDONTWRITEBYTECODE": "",
         "JAX_COMPILATION_CACHE_DIR": str(cache),
         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
         "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
@@ -156,7 +169,7 @@ def _tests_lowest(session: nox.Session, folder: str) -> None:
     tools = nox_matrix.locked_test_tools(ROOT, exclude=requirements)
     session.run_install(
         "uv", "pip", "install", "--python", _python(session), "--resolution", "lowest-direct",
-        *ours, *requirements, *tools, external=True,
+        *NO_BYTECODE, *ours, *requirements, *tools, external=True,
     )  # fmt: skip
     _compatibility(session, folder, "lowest", "record")
     _pytest(session, folder, "-m", "lowest")
@@ -386,7 +399,7 @@ def bench(session: nox.Session) -> None:
         "--group",
         "bench",
         "--no-editable",
-        "--compile-bytecode",
+        bytecode=True,
     )
     env = {**TEST_ENV, "KERAS_BACKEND": os.environ.get("KERAS_BACKEND", "jax")}
     session.run("python", "benchmarks/run.py", *session.posargs, env=env)
@@ -429,7 +442,8 @@ def downstream(session: nox.Session) -> None:
     tools = nox_matrix.locked_test_tools(ROOT, exclude=[])
     pytest_pin = [t for t in tools if nox_matrix.requirement_names([t]) == ["pytest"]]
     session.run_install(
-        "uv", "pip", "install", "--python", _python(session), "--constraints", str(constraints),
+        "uv", "pip", "install", "--python", _python(session), *NO_BYTECODE,
+        "--constraints", str(constraints),
         _wheel_requirement(wheels, CORE, ["jax"]),
         _wheel_requirement(wheels, "pipekit-train-flax", []),
         *pytest_pin, external=True,

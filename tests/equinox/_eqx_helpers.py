@@ -116,13 +116,17 @@ _CACHE_DIR: str | None = None
 
 
 def compilation_cache_dir() -> str:
-    """One JAX persistent compilation cache per test process.
+    """The JAX persistent compilation cache of these tests: the session's own where nox set
+    one (``JAX_COMPILATION_CACHE_DIR``, shared by its pytest workers and every session after
+    it), else one per test process.
 
     Most runs here compile the same tiny programs; with the backend's own
     ``backend_options["compilation_cache"]`` a repeat costs ~0.4 s instead of
     ~1.6 s. Results do not depend on it (same HLO, same executable).
     """
     global _CACHE_DIR
+    if os.environ.get("JAX_COMPILATION_CACHE_DIR"):
+        return os.environ["JAX_COMPILATION_CACHE_DIR"]
     if _CACHE_DIR is None:
         _CACHE_DIR = tempfile.mkdtemp(prefix="pipekit-eqx-jax-cache-")
         atexit.register(shutil.rmtree, _CACHE_DIR, True)
