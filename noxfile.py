@@ -325,6 +325,7 @@ def docs(session: nox.Session) -> None:
         "--markdown-docs-syntax=superfences",
         "-p",
         "no:cacheprovider",
+        *XDIST,
         *docs_test_paths(),
         *session.posargs,
         env=_test_env(session),
