@@ -7,11 +7,7 @@ cache per test process (and its subprocesses) makes repeated programs cheap.
 
 from __future__ import annotations
 
-import atexit
-import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +18,7 @@ _TESTS = str(Path(__file__).resolve().parents[1])  # also for the workers run as
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
 
+from compilation_cache import compilation_cache_dir as shared_compilation_cache_dir  # noqa: E402
 from posterior_checks import criterion, param_values, pdb  # noqa: E402
 
 from pipekit_train import TrainingLoop  # noqa: E402
@@ -122,23 +119,10 @@ def assert_recovers_regression(draws: np.ndarray, x: np.ndarray, y: np.ndarray) 
     assert np.all((draws.std(0) > 0.3 * sd) & (draws.std(0) < 4 * sd)), (draws.std(0), sd)
 
 
-_CACHE_DIR: str | None = None
-
-
 def compilation_cache_dir() -> str:
-    """The JAX persistent compilation cache of these tests: the session's own where nox set
-    one (``JAX_COMPILATION_CACHE_DIR``, shared by its pytest workers and every session after
-    it), else one per test process (subprocesses inherit it via ``PIPEKIT_BJX_CACHE``);
-    results do not depend on it (a hit returns the same executable)."""
-    global _CACHE_DIR
-    for name in ("PIPEKIT_BJX_CACHE", "JAX_COMPILATION_CACHE_DIR"):
-        if os.environ.get(name):
-            return os.environ[name]
-    if _CACHE_DIR is None:
-        _CACHE_DIR = tempfile.mkdtemp(prefix="pipekit-bjx-jax-cache-")
-        atexit.register(shutil.rmtree, _CACHE_DIR, True)
-        os.environ["PIPEKIT_BJX_CACHE"] = _CACHE_DIR
-    return _CACHE_DIR
+    """The JAX persistent compilation cache of these tests (``tests/compilation_cache.py``);
+    subprocesses get it as ``PIPEKIT_BJX_CACHE``."""
+    return shared_compilation_cache_dir("bjx")
 
 
 def loop_for(

@@ -43,6 +43,11 @@ from pipekit_train.adapters.equinox import JaxModelOp
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+if str(REPO / "tests") not in sys.path:  # also for the workers run as subprocesses
+    sys.path.insert(0, str(REPO / "tests"))
+
+from compilation_cache import compilation_cache_dir as shared_compilation_cache_dir  # noqa: E402
+
 FACTORY = "_eqx_helpers:make_model"
 
 IN, OUT = 4, 3
@@ -112,25 +117,14 @@ def make_model(
     )
 
 
-_CACHE_DIR: str | None = None
-
-
 def compilation_cache_dir() -> str:
-    """The JAX persistent compilation cache of these tests: the session's own where nox set
-    one (``JAX_COMPILATION_CACHE_DIR``, shared by its pytest workers and every session after
-    it), else one per test process.
+    """The JAX persistent compilation cache of these tests (``tests/compilation_cache.py``).
 
     Most runs here compile the same tiny programs; with the backend's own
     ``backend_options["compilation_cache"]`` a repeat costs ~0.4 s instead of
     ~1.6 s. Results do not depend on it (same HLO, same executable).
     """
-    global _CACHE_DIR
-    if os.environ.get("JAX_COMPILATION_CACHE_DIR"):
-        return os.environ["JAX_COMPILATION_CACHE_DIR"]
-    if _CACHE_DIR is None:
-        _CACHE_DIR = tempfile.mkdtemp(prefix="pipekit-eqx-jax-cache-")
-        atexit.register(shutil.rmtree, _CACHE_DIR, True)
-    return _CACHE_DIR
+    return shared_compilation_cache_dir("eqx")
 
 
 def tiny_loop(**overrides: Any) -> TrainingLoop:
