@@ -88,9 +88,7 @@ def _test_env(session: nox.Session) -> dict[str, str]:
     NumPyro's eager operations, which the bayes, numpyro and integration tests all run) is
     compiled once per CI run. An entry's key holds the program, the compile options and the
     JAX and jaxlib versions, so a `lowest` cell never reads another version's entry; a hit
-    returns the same executable, so bits are unchanged. The tests' programs compile with JAX's
-    ``jax_disable_most_optimizations`` (decision 0222): every bit the tests compare is between
-    two runs under the same setting.
+    returns the same executable, so bits are unchanged.
     """
     cache = COMPILATION_CACHE.resolve()
     cache.mkdir(parents=True, exist_ok=True)
@@ -98,9 +96,6 @@ def _test_env(session: nox.Session) -> dict[str, str]:
         **TEST_ENV,
         # empty is unset: Python writes each imported module's .pyc once (see NO_BYTECODE)
         "PYTHONDONTWRITEBYTECODE": "",
-        # the tests' programs are small and run briefly: LLVM's backend passes at level 0,
-        # XLA's HLO passes unchanged (decision 0222); `bench` and users compile at full level
-        "JAX_DISABLE_MOST_OPTIMIZATIONS": "1",
         "JAX_COMPILATION_CACHE_DIR": str(cache),
         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
         "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
